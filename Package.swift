@@ -1,0 +1,49 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+
+let package = Package(
+    name: "nearby-gateway",
+    products: [
+        .executable(name: "nearby-gateway", targets: ["GatewayCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.0"),
+    ],
+    targets: [
+        // One system library per C library; nothing but the one wrapper file per library imports them.
+        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+
+        .target(name: "Radio", dependencies: ["CBluetooth", logging]),
+        .target(name: "Modem", dependencies: ["CALSA", logging]),
+        .target(
+            name: "Gateway",
+            dependencies: [
+                "Radio", "Modem", "CGPIOD", logging,
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "GatewayCLI",
+            dependencies: ["Gateway", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
+        // Fuzz targets of every parser that takes outside bytes: libFuzzer under scripts/fuzz, corpus
+        // replay in a plain build (docs/reliability.md).
+        .executableTarget(name: "FuzzTargets", dependencies: ["Radio", "Modem", "Gateway"]),
+
+        .testTarget(name: "RadioTests", dependencies: ["Radio"]),
+        .testTarget(name: "ModemTests", dependencies: ["Modem"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway"]),
+        // Drives the built `nearby-gateway` binary against btvirt, ALSA's file plugin and the socket.
+        .testTarget(name: "EndToEndTests", dependencies: ["Gateway"]),
+    ]
+)

@@ -1,0 +1,4 @@
+#ifndef NEARBY_CGPIOD_SHIM_H
+#define NEARBY_CGPIOD_SHIM_H
+#include <gpiod.h>
+#endif

@@ -1,0 +1,231 @@
+/// Turns received frames back into authenticated messages (`docs/protocol.md`).
+///
+/// A value type with one owner (the message manager). Memory is fixed at `init`: partial messages
+/// live in `limits.maxPartials` preallocated slots (oldest evicted), verified messages in a cache of
+/// `limits.maxVerified` entries. Adverts that are not ours are rejected after two or three byte
+/// comparisons, without allocating.
+public struct Reassembler: Sendable {
+    public struct Limits: Sendable {
+        /// Messages being reassembled at once (across all sources).
+        public var maxPartials: Int
+        /// A partial message older than this is thrown away (counted as timed out).
+        public var timeout: Duration
+        /// Authenticated messages remembered so their later chunks are cheap sightings.
+        public var maxVerified: Int
+
+        public init(maxPartials: Int = 64, timeout: Duration = .seconds(30), maxVerified: Int = 256) {
+            self.maxPartials = maxPartials
+            self.timeout = timeout
+            self.maxVerified = maxVerified
+        }
+    }
+
+    /// What went through, for `$SYS` stats and debug logs.
+    public struct Counters: Sendable, Equatable {
+        public var messages = 0
+        public var subscriberBeacons = 0
+        public var incomplete = 0
+        public var dropped: [DropReason: Int] = [:]
+        /// Partial messages pushed out by newer ones while all slots were taken.
+        public var evicted = 0
+        /// Partial messages that did not complete within the timeout.
+        public var timedOut = 0
+
+        public var totalDropped: Int { dropped.values.reduce(0, +) }
+    }
+
+    public let codec: FrameCodec
+    public let limits: Limits
+    public private(set) var counters = Counters()
+    private var keys: EpochKeyRing
+    private var partials: PartialTable
+    private var verified: VerifiedCache
+
+    public init(codec: FrameCodec, epoch: UInt32, limits: Limits = Limits()) {
+        self.codec = codec
+        self.limits = limits
+        keys = EpochKeyRing(apiKey: codec.apiKeyMaterial, epoch: epoch)
+        partials = PartialTable(capacity: limits.maxPartials)
+        verified = VerifiedCache(capacity: limits.maxVerified)
+    }
+
+    /// The epoch frames are checked against (with its neighbours). The owner moves it at every rotation.
+    public var epoch: UInt32 { keys.current.epoch }
+
+    public mutating func setEpoch(_ epoch: UInt32) {
+        guard epoch != keys.current.epoch else { return }
+        keys.advance(to: epoch, apiKey: codec.apiKeyMaterial)
+        let ring = keys
+        verified.removeAll(keepingEpochs: { ring.accepts(epoch: $0) })
+    }
+
+    /// Partial messages held right now (at most `limits.maxPartials`).
+    public var partialCount: Int { partials.count }
+    /// Verified messages cached right now (at most `limits.maxVerified`).
+    public var verifiedCount: Int { verified.entries.count }
+
+    /// Ingests a BLE manufacturer-specific data field (company id first, as in the AD structure) when
+    /// `source.medium == .ble`, or an audio payload (the frame itself) when `.audio`.
+    @inlinable
+    public mutating func ingest(_ frame: some Collection<UInt8>, source: SourceID, now: ContinuousClock.Instant) -> FrameOutcome {
+        if let outcome = frame.withContiguousStorageIfAvailable({ ingest(buffer: $0, source: source, now: now) }) {
+            return outcome
+        }
+        return Array(frame).withUnsafeBufferPointer { ingest(buffer: $0, source: source, now: now) }
+    }
+
+    /// Walks the AD structures of a whole advert and ingests the first manufacturer-specific data that
+    /// is ours. Malformed AD (a length running past the end) ends the walk.
+    public mutating func ingest(advertisingData ad: UnsafeBufferPointer<UInt8>, source: SourceID, now: ContinuousClock.Instant) -> FrameOutcome {
+        var i = 0
+        while i < ad.count {
+            let length = Int(ad[i])
+            guard length > 0, i + 1 + length <= ad.count else { return .notOurs }
+            if ad[i + 1] == FrameFormat.manufacturerSpecificType {
+                let data = UnsafeBufferPointer(rebasing: ad[(i + 2)..<(i + 1 + length)])
+                let outcome = ingest(buffer: data, source: source, now: now)
+                if outcome != .notOurs { return outcome }
+            }
+            i += 1 + length
+        }
+        return .notOurs
+    }
+
+    public mutating func ingest(buffer: UnsafeBufferPointer<UInt8>, source: SourceID, now: ContinuousClock.Instant) -> FrameOutcome {
+        var frame = buffer
+        if source.medium == .ble {
+            guard frame.count >= 3, frame[0] == FrameFormat.companyID.0, frame[1] == FrameFormat.companyID.1 else { return .notOurs }
+            frame = UnsafeBufferPointer(rebasing: frame[2...])
+        }
+        guard let kind = frame.first else { return .notOurs }
+        switch kind {
+        case FrameFormat.messageKind:
+            return count(chunk(frame, source: source, now: now))
+        case FrameFormat.subscriberBeaconKind:
+            guard frame.count == FrameFormat.subscriberBeaconBytes else { return count(.dropped(.malformedChunk)) }
+            var id: UInt64 = 0
+            for i in 1..<FrameFormat.subscriberBeaconBytes { id = id << 8 | UInt64(frame[i]) }
+            return count(.subscriberBeacon(SubscriberBeaconID(rawValue: id)))
+        default:
+            return .notOurs
+        }
+    }
+
+    /// Throws away partial messages older than the timeout; returns how many. Ingesting also does this
+    /// for the message it touches, so calling it is only needed to free memory sooner.
+    @discardableResult
+    public mutating func expire(now: ContinuousClock.Instant) -> Int {
+        let expired = partials.expire(now: now, timeout: limits.timeout)
+        counters.timedOut += expired
+        return expired
+    }
+
+    private mutating func count(_ outcome: FrameOutcome) -> FrameOutcome {
+        switch outcome {
+        case .notOurs: break
+        case .incomplete: counters.incomplete += 1
+        case .message: counters.messages += 1
+        case .subscriberBeacon: counters.subscriberBeacons += 1
+        case .dropped(let reason): counters.dropped[reason, default: 0] += 1
+        }
+        return outcome
+    }
+
+    private mutating func chunk(_ frame: UnsafeBufferPointer<UInt8>, source: SourceID, now: ContinuousClock.Instant) -> FrameOutcome {
+        let medium = source.medium
+        guard frame.count > FrameFormat.chunkHeaderBytes else { return .dropped(.truncated) }
+        let index = Int(frame[1] >> 4), last = Int(frame[1] & 0x0F)
+        guard index <= last else { return .dropped(.malformedChunk) }
+        guard last < medium.maxChunks else { return .dropped(.tooManyChunks) }
+        let data = UnsafeBufferPointer(rebasing: frame[FrameFormat.chunkHeaderBytes...])
+        guard data.count <= medium.chunkCapacity else { return .dropped(.chunkTooLong) }
+        guard index == last || data.count == medium.chunkCapacity else { return .dropped(.truncated) }
+        var id: UInt64 = 0
+        for i in 2..<FrameFormat.chunkHeaderBytes { id = id << 8 | UInt64(frame[i]) }
+
+        if let message = verified.lookup(id: id, chunk: index, lastIndex: last, data: data, medium: medium, now: now) {
+            return .message(message)
+        }
+        if index == 0, let problem = Self.checkDeclaredLengths(data, chunks: last + 1, medium: medium) {
+            return .dropped(problem)
+        }
+        if last == 0 { return complete(body: data, id: id, now: now) }
+
+        let key = PartialTable.Key(source: source, id: id)
+        var slot: Int
+        if let existing = partials.slot(for: key) {
+            slot = existing
+            if let started = partials.slots[slot].started, now - started >= limits.timeout {
+                partials.release(slot)
+                counters.timedOut += 1
+                slot = allocate(key, medium: medium, last: last, now: now)
+            } else if Int(partials.slots[slot].lastIndex) != last {
+                partials.release(slot)
+                return .dropped(.conflictingChunk)
+            } else if partials.slots[slot].received & (1 << UInt16(index)) != 0 {
+                if partials.holds(data, chunk: index, slot: slot) { return .incomplete }
+                partials.release(slot)
+                return .dropped(.conflictingChunk)
+            }
+        } else {
+            slot = allocate(key, medium: medium, last: last, now: now)
+        }
+        partials.store(data, chunk: index, slot: slot)
+        guard partials.isComplete(slot) else { return .incomplete }
+        let outcome = partials.withBody(slot: slot) { [keys] body in Self.authenticate(body: body, id: id, keys: keys) }
+        partials.release(slot)
+        return finish(outcome, id: id, now: now)
+    }
+
+    private mutating func allocate(_ key: PartialTable.Key, medium: Medium, last: Int, now: ContinuousClock.Instant) -> Int {
+        let (slot, evicted) = partials.allocate(key, medium: medium, lastIndex: UInt8(last), now: now)
+        if let evicted, let started = evicted.started {
+            if now - started >= limits.timeout { counters.timedOut += 1 } else { counters.evicted += 1 }
+        }
+        return slot
+    }
+
+    private mutating func complete(body: UnsafeBufferPointer<UInt8>, id: UInt64, now: ContinuousClock.Instant) -> FrameOutcome {
+        finish(Self.authenticate(body: body, id: id, keys: keys), id: id, now: now)
+    }
+
+    private mutating func finish(_ result: Authentication, id: UInt64, now: ContinuousClock.Instant) -> FrameOutcome {
+        switch result {
+        case .failed(let reason):
+            return .dropped(reason)
+        case .verified(let message, let body, let epoch):
+            verified.insert(id: id, VerifiedCache.Entry(body: body, message: message, epoch: epoch, lastUsed: now))
+            return .message(message)
+        }
+    }
+
+    private enum Authentication {
+        case verified(Message, [UInt8], UInt32)
+        case failed(DropReason)
+    }
+
+    /// Cheap checks of chunk 0 before anything is stored: namespace and type lengths fit the protocol
+    /// and the chunks the frame declares.
+    private static func checkDeclaredLengths(_ data: UnsafeBufferPointer<UInt8>, chunks: Int, medium: Medium) -> DropReason? {
+        guard data.count >= FrameFormat.bodyHeaderBytes else { return .malformedBody }
+        let ns = Int(data[0]), type = Int(data[1])
+        guard ns <= Message.maxNamespaceBytes, type <= Message.maxTypeBytes else { return .declaredLengthTooLarge }
+        guard FrameFormat.bodyHeaderBytes + ns + type <= chunks * medium.chunkCapacity else { return .declaredLengthTooLarge }
+        return nil
+    }
+
+    /// Parses the body and checks its tag against the accepted epochs' keys.
+    private static func authenticate(body: UnsafeBufferPointer<UInt8>, id: UInt64, keys: EpochKeyRing) -> Authentication {
+        guard body.count >= FrameFormat.bodyHeaderBytes else { return .failed(.malformedBody) }
+        let ns = Int(body[0]), type = Int(body[1])
+        guard ns <= Message.maxNamespaceBytes, type <= Message.maxTypeBytes else { return .failed(.declaredLengthTooLarge) }
+        let contentStart = FrameFormat.bodyHeaderBytes + ns + type
+        guard contentStart <= body.count else { return .failed(.malformedBody) }
+        guard let epoch = keys.verify(tag: id, body: UnsafeRawBufferPointer(body)) else { return .failed(.authenticationFailed) }
+        guard let namespace = String(validating: body[2..<(2 + ns)], as: UTF8.self),
+              let typeName = String(validating: body[(2 + ns)..<contentStart], as: UTF8.self)
+        else { return .failed(.malformedBody) }
+        let message = Message(namespace: namespace, type: typeName, content: Array(body[contentStart...]))
+        return .verified(message, Array(body), epoch)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// What the found set holds: one of our messages, or a beacon a subscription opted into.
+/// Keys are content, never addresses or message ids, so rotation never causes a lost/found.
+enum DiscoveryKey: Hashable, Sendable {
+    case message(Message)
+    case eddystoneUID(namespace: [UInt8], instance: [UInt8])
+    case eddystoneURL(String)
+    case iBeacon(uuid: [UInt8], major: UInt16, minor: UInt16)
+
+    /// The topic under `found/` or `lost/` (PRODUCT.md §6, §12).
+    var topicSuffix: String {
+        switch self {
+        case .message(let message): "\(TopicLevel.escape(message.namespace))/\(TopicLevel.escape(message.type))"
+        case .eddystoneUID(let namespace, let instance): "eddystone/\(Hex.lower(namespace))/\(Hex.lower(instance))"
+        case .eddystoneURL(let url): "eddystone-url/\(TopicLevel.escape(URLComponents(string: url)?.host ?? url))"
+        case .iBeacon(let uuid, let major, let minor): "ibeacon/\(Hex.uuid(uuid))/\(major)/\(minor)"
+        }
+    }
+
+    /// The subscription `include` family this beacon belongs to; nil for messages.
+    var beaconFilter: BeaconFilter? {
+        switch self {
+        case .message: nil
+        case .eddystoneUID: .eddystoneUID
+        case .eddystoneURL: .eddystoneURL
+        case .iBeacon: .iBeacon
+        }
+    }
+}
+
+/// What we know about one found entry beyond its key, for the event JSON.
+struct DiscoveryDetails: Sendable {
+    var medium: Medium
+    /// The message content, or a beacon's raw service/manufacturer data.
+    var content: [UInt8]
+    /// Decoded beacon fields, already JSON (e.g. `"url":"https://…"`), in order.
+    var extraFields: [(String, String)] = []
+}
+
+enum Hex {
+    static func lower(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// 8-4-4-4-12, lower case.
+    static func uuid(_ bytes: [UInt8]) -> String {
+        let hex = lower(bytes)
+        guard hex.count == 32 else { return hex }
+        let parts = [8, 4, 4, 4, 12]
+        var index = hex.startIndex
+        return parts.map { length in
+            let end = hex.index(index, offsetBy: length)
+            defer { index = end }
+            return String(hex[index..<end])
+        }.joined(separator: "-")
+    }
+}
+
+/// Topic levels come from over-the-air content: characters that would change the topic's structure
+/// (`/`, `+`, `#`, space, `%`, controls) are percent-encoded so a name can never forge another topic.
+enum TopicLevel {
+    static func escape(_ level: String) -> String {
+        var out = ""
+        for scalar in level.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F || "/+# %".unicodeScalars.contains(scalar) {
+                out += "%" + Hex.lower([UInt8(scalar.value)]).uppercased()
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// How the manager's state becomes socket events (topics and one-line JSON, docs/socket-protocol.md).
+extension MessageManager {
+    /// Found events are retained per entry (several messages may share a topic).
+    func retainKey(_ key: DiscoveryKey) -> String {
+        "found/" + key.topicSuffix + "#" + String(UInt(bitPattern: key.hashValue), radix: 36)
+    }
+
+    func eventJSON(_ entry: FoundTracker<DiscoveryKey>.Entry, _ details: DiscoveryDetails) -> String {
+        let message: Message
+        switch entry.key {
+        case .message(let found): message = found
+        default:
+            let suffix = entry.key.topicSuffix
+            let slash = suffix.firstIndex(of: "/") ?? suffix.endIndex
+            message = Message(namespace: String(suffix[..<slash]), type: String(suffix[slash...].dropFirst()), content: details.content)
+        }
+        return SightingEvent.json(message: message, medium: details.medium, rssi: entry.rssi, firstSeen: entry.firstSeen,
+                                  lastSeen: entry.lastSeen) { writer in
+            if let average = entry.smoothedRSSI { writer.add("rssi_avg", rawJSON: String(format: "%.1f", average)) }
+            for (name, value) in details.extraFields { writer.add(name, rawJSON: value) }
+        }
+    }
+
+    /// The retained `$SYS` state every new subscriber sees first.
+    func publishSystemState(previous: GatewayState? = nil) {
+        func value(_ topic: String, _ fill: (inout JSONObjectWriter) -> Void) {
+            var json = JSONObjectWriter()
+            fill(&json)
+            events.publish(BrokerEvent(topic: topic, json: json.string, retain: .set(topic)))
+        }
+        value("$SYS/permission") { $0.add("permission", state.permission.rawValue) }
+        value("$SYS/background") { $0.add("background", state.backgroundMode) }
+        value("$SYS/power") { $0.add("power", state.power.rawValue) }
+        if state.permission == .undecided {
+            value("$SYS/permission/request") { _ in }
+        } else if previous?.permission == .undecided {
+            // Answered: forget the retained request (late subscribers no longer see it).
+            events.publish(BrokerEvent(topic: "$SYS/permission/request", json: "{\"answered\":\"\(state.permission.rawValue)\"}",
+                                       retain: .clear("$SYS/permission/request")))
+        }
+    }
+
+    func statsJSON(clients: Int) -> String {
+        var json = JSONObjectWriter()
+        json.add("uptime_s", Int((ContinuousClock.now - stats.started).components.seconds))
+        json.add("adverts_seen", stats.advertsSeen)
+        json.add("audio_payloads_seen", stats.audioPayloadsSeen)
+        let counters = frameCounters
+        var dropped = JSONObjectWriter()
+        for (reason, count) in counters.dropped.sorted(by: { $0.key.rawValue < $1.key.rawValue }) { dropped.add(reason.rawValue, count) }
+        dropped.add("timed_out", counters.timedOut)
+        dropped.add("evicted", counters.evicted)
+        json.add("frames_dropped", rawJSON: dropped.string)
+        json.add("messages_decoded", counters.messages)
+        json.add("clients", clients)
+        json.add("found", foundCount)
+        json.add("publications", publicationCount)
+        json.add("errors", rawJSON: "[" + errors.map(\.rawValue).sorted().map(JSONObjectWriter.quote).joined(separator: ",") + "]")
+        return json.string
+    }
+}

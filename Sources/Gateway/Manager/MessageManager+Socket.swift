@@ -1,0 +1,72 @@
+import Foundation
+
+/// The manager's answers to socket clients (PUB/UNPUB/SET/GET; the broker itself does SUB/UNSUB/PING).
+extension MessageManager {
+    static let maxPublicationsPerClient = 16
+
+    func handle(_ request: SocketRequest, client: ClientInfo, clients: Int) async -> SocketReply {
+        switch request {
+        case .publish(let publish):
+            return await publishFromSocket(publish, client: client)
+        case .unpublish(let handle):
+            guard let id = PublicationID(handle) else { return .error(.badArgument, "'\(handle)' is not a handle (p<N>)") }
+            return await unpublish(id, owner: Int(client.id.rawValue)) ? .ok(nil)
+                : .error(.notFound, "no publication \(handle) of this connection")
+        case .set(let setting):
+            return await set(setting)
+        case .get(.stats):
+            return .event(topic: "$SYS/stats", json: statsJSON(clients: clients))
+        case .get(let key):
+            return .ok(get(key, clients: clients))
+        }
+    }
+
+    private func publishFromSocket(_ request: PublishRequest, client: ClientInfo) async -> SocketReply {
+        for medium in request.mediums {
+            do {
+                _ = try settings.codec.frames(for: request.message, epoch: epoch, medium: medium)
+            } catch {
+                return .error(.tooLarge, "\(medium.rawValue): \(error)")
+            }
+        }
+        // Every publication goes on the air; a client can't fill it (or the manager's memory).
+        let owner = Int(client.id.rawValue)
+        guard publicationCount(owner: owner) < Self.maxPublicationsPerClient else {
+            return .error(.limit, "at most \(Self.maxPublicationsPerClient) publications per connection; UNPUB one first")
+        }
+        let template = Publication(id: PublicationID(rawValue: 0), message: request.message, mediums: request.mediums,
+                                   mode: request.mode, background: false, expiry: nil, owner: nil)
+        let id = await publish(template, owner: owner)
+        return .ok(id.description)
+    }
+
+    private func set(_ setting: SocketSetting) async -> SocketReply {
+        do {
+            switch setting {
+            case .permission(let value): try await update { $0.permission = value }
+            case .background(let value): try await update { $0.backgroundMode = value }
+            case .power(let value): try await update { $0.power = value }
+            case .debug(let on):
+                setDebug(on)
+                return .ok(nil)
+            }
+            return .ok(nil)
+        } catch {
+            logger.error("state not changed: \(error)")
+            return .error(.unavailable, "state not saved, nothing changed: \(error)")
+        }
+    }
+
+    private func get(_ key: SocketGetKey, clients: Int) -> String {
+        switch key {
+        case .permission: state.permission.rawValue
+        case .background: state.backgroundMode ? "on" : "off"
+        case .power: state.power.rawValue
+        case .debug: isDebug ? "on" : "off"
+        case .stats: statsJSON(clients: clients)
+        case .errors: "[" + errors.map(\.rawValue).sorted().map(JSONObjectWriter.quote).joined(separator: ",") + "]"
+        case .publications: publicationsJSON()
+        case .found: foundJSON()
+        }
+    }
+}

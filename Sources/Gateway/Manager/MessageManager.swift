@@ -1,0 +1,366 @@
+import Foundation
+import Logging
+import Radio
+
+/// The one owner of the gateway's Nearby state (`GNSMessageManager`, serverless): publications,
+/// subscriptions, the found set, consent/background/power and the error states. Inputs arrive as
+/// method calls (radio sightings, audio payloads, socket requests, timers); outputs go through the
+/// seams in `Seams.swift`. Everything that decides what is on the air is in `AirPlanner`.
+actor MessageManager {
+    struct Stats: Sendable {
+        var advertsSeen = 0
+        var audioPayloadsSeen = 0
+        let started = ContinuousClock.now
+        let startedAt = Date()
+    }
+
+    let logger: Logger
+    private(set) var settings: ManagerSettings
+    private var planner: AirPlanner
+    private(set) var state: GatewayState
+    private var publications: [PublicationID: Publication] = [:]
+    private var nextPublication = 1
+    private var subscriptions: [Subscription]
+    private var tracker = FoundTracker<DiscoveryKey>()
+    private var details: [DiscoveryKey: DiscoveryDetails] = [:]
+    private var reassembler: Reassembler
+    private var beaconMatcher: SubscriberBeaconMatcher<PublicationID>
+    private var scanWindows: [PublicationID: ContinuousClock.Instant] = [:]
+    private(set) var errors: Set<GatewayErrorState> = []
+    private(set) var stats = Stats()
+    private(set) var epoch: UInt32
+    private var plan = AirPlan.silent
+    private var timer: Task<Void, Never>?
+    private var debug = false
+    /// Per-subscription LEDs: how many found entries keep each lit, and which LEDs each entry lit.
+    private var litCounts: [String: Int] = [:]
+    private var ledsByKey: [DiscoveryKey: Set<String>] = [:]
+    private var pendingPanelEvents: [LEDEvent] = []
+    /// The latest Eddystone TLM per sender, added to that sender's UID sightings. Bounded: beacons are
+    /// few; a flood of fake senders only resets it.
+    private var telemetryBySender: [BDAddress: EddystoneTLM] = [:]
+
+    private let air: (any AirInterface)?
+    private let audio: (any AudioInterface)?
+    let events: any EventSink
+    private let panel: (any PanelInterface)?
+    private let stateFile: StateFile
+    private let logLevel: SharedLogLevel
+    private let clock = ContinuousClock()
+
+    init(
+        settings: ManagerSettings, state: GatewayState, stateFile: StateFile,
+        air: (any AirInterface)?, audio: (any AudioInterface)?, events: any EventSink,
+        panel: (any PanelInterface)?, logLevel: SharedLogLevel, logger: Logger
+    ) {
+        self.logLevel = logLevel
+        self.settings = settings
+        self.planner = AirPlanner(codec: settings.codec)
+        self.state = state
+        self.stateFile = stateFile
+        self.air = air
+        self.audio = audio
+        self.events = events
+        self.panel = panel
+        self.logger = logger
+        self.subscriptions = settings.subscriptions
+        let epoch = settings.codec.epoch(at: Date())
+        self.epoch = epoch
+        self.reassembler = Reassembler(codec: settings.codec, epoch: epoch)
+        self.beaconMatcher = SubscriberBeaconMatcher(codec: settings.codec, epoch: epoch, publications: [])
+        for publication in settings.publications {
+            publications[PublicationID(rawValue: nextPublication)] = Self.numbered(publication, nextPublication, owner: nil)
+            nextPublication += 1
+        }
+    }
+
+    private static func numbered(_ template: Publication, _ number: Int, owner: Int?) -> Publication {
+        var publication = template
+        publication.id = PublicationID(rawValue: number)
+        publication.owner = owner
+        return publication
+    }
+
+    // MARK: Start, reload, stop
+
+    /// Announces the restored state and puts the plan on the air.
+    func start() async {
+        publishSystemState()
+        await panel?.handle(.power(state.power))
+        await apply()
+    }
+
+    /// SIGHUP: the new config's publications and subscriptions replace the old ones; runtime
+    /// publications from socket clients stay.
+    func reload(_ newSettings: ManagerSettings) async {
+        publications = publications.filter { $0.value.owner != nil }
+        settings = newSettings
+        planner = AirPlanner(codec: newSettings.codec)
+        reassembler = Reassembler(codec: newSettings.codec, epoch: epoch)
+        subscriptions = newSettings.subscriptions
+        for publication in newSettings.publications { _ = addPublication(publication, owner: nil) }
+        logger.info("config reloaded", metadata: ["publications": "\(publications.count)", "subscriptions": "\(subscriptions.count)"])
+        await apply()
+    }
+
+    /// Graceful shutdown: nothing more on the air, LEDs dark, state on disk.
+    func shutdown() async {
+        timer?.cancel()
+        timer = nil
+        plan = .silent
+        await air?.setAdvertisements([], rotatingAddress: false)
+        await air?.setScanning(false)
+        audio?.setPayloads([])
+        audio?.setCapture(false)
+        do { try stateFile.save(state) } catch { logger.error("could not flush state: \(error)") }
+    }
+
+    // MARK: Publications
+
+    func addPublication(_ template: Publication, owner: Int?) -> PublicationID {
+        let publication = Self.numbered(template, nextPublication, owner: owner)
+        nextPublication += 1
+        publications[publication.id] = publication
+        return publication.id
+    }
+
+    func publish(_ template: Publication, owner: Int?) async -> PublicationID {
+        let id = addPublication(template, owner: owner)
+        logger.info("publishing", metadata: ["handle": "\(id)", "namespace": "\(template.message.namespace)", "type": "\(template.message.type)"])
+        await apply()
+        return id
+    }
+
+    /// Removes a publication; only its owner (or anyone, for owner nil) may do so.
+    func unpublish(_ id: PublicationID, owner: Int?) async -> Bool {
+        guard let publication = publications[id], owner == nil || publication.owner == owner else { return false }
+        publications[id] = nil
+        scanWindows[id] = nil
+        await apply()
+        return true
+    }
+
+    func clientGone(_ client: Int) async {
+        let owned = publications.values.filter { $0.owner == client }.map(\.id)
+        guard !owned.isEmpty else { return }
+        for id in owned { publications[id] = nil; scanWindows[id] = nil }
+        logger.info("client gone: its publications end", metadata: ["client": "\(client)", "count": "\(owned.count)"])
+        await apply()
+    }
+
+    // MARK: State changes
+
+    /// Persists first, then announces: a value is acknowledged only once it is on disk.
+    func update(_ change: (inout GatewayState) -> Void) async throws {
+        var next = state
+        change(&next)
+        guard next != state else { return }
+        try stateFile.save(next)
+        let previous = state
+        state = next
+        if previous.permission != next.permission { logger.notice("permission \(next.permission.rawValue)") }
+        if previous.power != next.power {
+            logger.notice("power \(next.power.rawValue)")
+            await panel?.handle(.power(next.power))
+        }
+        if previous.backgroundMode != next.backgroundMode { logger.notice("background mode \(next.backgroundMode ? "on" : "off")") }
+        publishSystemState()
+        await apply()
+    }
+
+    /// `SET debug on|off`: the whole process logs at debug level, or back at the configured level.
+    func setDebug(_ on: Bool) {
+        debug = on
+        logLevel.value = on ? .debug : settings.logLevel
+        logger.notice("debug logging \(on ? "on" : "off")")
+        var json = JSONObjectWriter()
+        json.add("debug", on)
+        events.publish(BrokerEvent(topic: "$SYS/debug", json: json.string, retain: .set("$SYS/debug")))
+    }
+    var isDebug: Bool { debug }
+
+    func setError(_ error: GatewayErrorState, _ isSet: Bool, cause: String, device: String? = nil, errno: Int32? = nil) async {
+        guard errors.contains(error) != isSet else { return }
+        if isSet {
+            errors.insert(error)
+            logger.error("\(error.rawValue): \(cause)")
+        } else {
+            errors.remove(error)
+            logger.notice("\(error.rawValue) cleared: \(cause)")
+        }
+        var json = JSONObjectWriter()
+        json.add("error", error.rawValue)
+        json.add("set", isSet)
+        if isSet {
+            json.add("device", device)
+            json.add("errno", errno.map(Int.init))
+        }
+        json.add("message", cause)
+        events.publish(BrokerEvent(topic: "$SYS/error/\(error.rawValue)", json: json.string,
+                                   retain: isSet ? .set("$SYS/error/\(error.rawValue)") : .clear("$SYS/error/\(error.rawValue)")))
+        await panel?.handle(.errors(errors))
+    }
+
+    // MARK: Applying the plan
+
+    /// Recomputes what should be on the air and tells the radio and speaker what changed.
+    func apply(rotatingAddress: Bool = false) async {
+        let now = clock.now
+        scanWindows = scanWindows.filter { $0.value > now }
+        beaconMatcher = SubscriberBeaconMatcher(codec: settings.codec, epoch: epoch, publications: publications.values
+            .filter { $0.mode == .scan }
+            .map { .init(key: $0.id, namespace: $0.message.namespace, type: $0.message.type) })
+        let next = planner.plan(state: state, publications: publications.values, subscriptions: subscriptions,
+                                openScanWindows: Set(scanWindows.keys), epoch: epoch)
+        let previous = plan
+        plan = next
+        if next.bleAdverts != previous.bleAdverts || rotatingAddress {
+            await air?.setAdvertisements(next.bleAdverts, rotatingAddress: rotatingAddress)
+        }
+        if next.bleScanning != previous.bleScanning { await air?.setScanning(next.bleScanning) }
+        if next.audioPayloads != previous.audioPayloads { audio?.setPayloads(next.audioPayloads) }
+        if next.audioCapture != previous.audioCapture { audio?.setCapture(next.audioCapture) }
+        if next != previous {
+            logger.debug("air plan", metadata: ["adverts": "\(next.bleAdverts.count)", "scanning": "\(next.bleScanning)",
+                                                "audio": "\(next.audioPayloads.count)", "capture": "\(next.audioCapture)"])
+        }
+        reschedule()
+    }
+
+    // MARK: Timers
+
+    /// The next instant something must happen without outside input: a lost, a rotation, the end of
+    /// a scan window or of a publication's ttl. One timer task, re-armed on every change; no polling.
+    private func reschedule() {
+        var deadline: ContinuousClock.Instant? = clock.now + .seconds(settings.codec.start(of: epoch + 1).timeIntervalSinceNow)
+        func consider(_ instant: ContinuousClock.Instant?) {
+            guard let instant else { return }
+            deadline = deadline.map { min($0, instant) } ?? instant
+        }
+        consider(tracker.nextDeadline())
+        scanWindows.values.forEach(consider)
+        publications.values.forEach { consider($0.expiry) }
+        timer?.cancel()
+        guard let deadline else { timer = nil; return }
+        timer = Task { [clock] in
+            do { try await clock.sleep(until: deadline, tolerance: .milliseconds(5)) } catch { return }
+            await self.timerFired()
+        }
+    }
+
+    private func timerFired() async {
+        let now = clock.now
+        for entry in tracker.expire(now: now) { reportLost(entry) }
+        for event in pendingPanelEvents { await panel?.handle(event) }
+        pendingPanelEvents.removeAll()
+        reassembler.expire(now: now)
+        let expired = publications.values.filter { ($0.expiry ?? .now.advanced(by: .seconds(1))) <= now }.map(\.id)
+        for id in expired {
+            publications[id] = nil
+            logger.info("publication ttl ended", metadata: ["handle": "\(id)"])
+        }
+        let currentEpoch = settings.codec.epoch(at: Date())
+        let rotating = currentEpoch != epoch
+        if rotating {
+            epoch = currentEpoch
+            reassembler.setEpoch(epoch)
+            logger.info("rotation: new message ids and address", metadata: ["epoch": "\(epoch)"])
+        }
+        await apply(rotatingAddress: rotating)
+    }
+
+    // MARK: Found / lost
+
+    /// A sighting of `key`: found if new (event, LED, log), otherwise refreshes last_seen and RSSI.
+    func sighted(_ key: DiscoveryKey, details: DiscoveryDetails, rssi: Int8?, lostAfter: Duration, leds: Set<String>) async {
+        // Details follow the latest sighting (a beacon's telemetry changes), the event goes out once.
+        self.details[key] = details
+        guard case .found(let entry) = tracker.saw(key, rssi: rssi.map(Int.init), lostAfter: lostAfter, now: clock.now, date: Date())
+        else { return }
+        logger.info("found \(key.topicSuffix)", metadata: ["medium": "\(details.medium.rawValue)"])
+        events.publish(BrokerEvent(topic: "found/" + key.topicSuffix, json: eventJSON(entry, details), retain: .set(retainKey(key))))
+        ledsByKey[key] = leds
+        for led in leds { litCounts[led, default: 0] += 1 }
+        await panel?.handle(.found(total: tracker.count, lit: Set(litCounts.keys)))
+        reschedule()
+    }
+
+    private func reportLost(_ entry: FoundTracker<DiscoveryKey>.Entry) {
+        let key = entry.key
+        let details = self.details.removeValue(forKey: key) ?? DiscoveryDetails(medium: .ble, content: [])
+        logger.info("lost \(key.topicSuffix)")
+        events.publish(BrokerEvent(topic: "lost/" + key.topicSuffix, json: eventJSON(entry, details), retain: .clear(retainKey(key))))
+        for led in ledsByKey.removeValue(forKey: key) ?? [] {
+            litCounts[led, default: 1] -= 1
+            if litCounts[led] == 0 { litCounts[led] = nil }
+        }
+        pendingPanelEvents.append(.lost(total: tracker.count, lit: Set(litCounts.keys)))
+    }
+
+    var foundCount: Int { tracker.count }
+    var currentPlan: AirPlan { plan }
+
+    /// Entries running now (permission granted, power state) that accept `medium`.
+    func runningSubscriptions(for medium: Medium) -> [Subscription] {
+        guard state.permission == .granted else { return [] }
+        return subscriptions.filter {
+            AirPlanner.runs(background: $0.background, in: state) && AirPlanner.mediums($0.mediums, in: state).contains(medium)
+        }
+    }
+
+    func reassemble(_ bytes: [UInt8], source: SourceID) -> FrameOutcome {
+        reassembler.ingest(bytes, source: source, now: clock.now)
+    }
+
+    var frameCounters: Reassembler.Counters { reassembler.counters }
+
+    func publicationsJSON() -> String {
+        "[" + publications.values.sorted { $0.id < $1.id }.map { publication in
+            var json = JSONObjectWriter()
+            json.add("handle", publication.id.description)
+            json.add("namespace", publication.message.namespace)
+            json.add("type", publication.message.type)
+            json.add("mediums", rawJSON: "[" + publication.mediums.map(\.rawValue).sorted().map(JSONObjectWriter.quote).joined(separator: ",") + "]")
+            json.add("mode", publication.mode.rawValue)
+            json.add("background", publication.background)
+            json.add("origin", publication.owner == nil ? "config" : "socket")
+            return json.string
+        }.joined(separator: ",") + "]"
+    }
+
+    func foundJSON() -> String {
+        "[" + tracker.entries.values.sorted { $0.firstSeen < $1.firstSeen }.map { entry in
+            eventJSON(entry, details[entry.key] ?? DiscoveryDetails(medium: .ble, content: []))
+        }.joined(separator: ",") + "]"
+    }
+
+    func rememberTelemetry(_ tlm: EddystoneTLM, from sender: BDAddress) {
+        if telemetryBySender.count >= 256, telemetryBySender[sender] == nil { telemetryBySender.removeAll() }
+        telemetryBySender[sender] = tlm
+    }
+
+    func telemetry(from sender: BDAddress) -> EddystoneTLM? { telemetryBySender[sender] }
+
+    var hasScanPublications: Bool { publications.values.contains { $0.mode == .scan } }
+    var publicationCount: Int { publications.count }
+    func publicationCount(owner: Int) -> Int { publications.values.reduce(0) { $0 + ($1.owner == owner ? 1 : 0) } }
+
+    func countAdvert() { stats.advertsSeen += 1 }
+    func countAudioPayload() { stats.audioPayloadsSeen += 1 }
+
+    /// A subscriber beacon was heard: matching scan-mode publications transmit for a while.
+    func subscriberBeaconHeard(_ id: SubscriberBeaconID) async {
+        let matches = beaconMatcher.matches(id)
+        guard !matches.isEmpty else { return }
+        let until = clock.now + settings.scanWindow
+        var opened = false
+        for publication in matches {
+            if scanWindows[publication] == nil { opened = true }
+            scanWindows[publication] = until
+        }
+        if opened {
+            logger.info("subscriber beacon heard: scan-mode publications transmit", metadata: ["handles": "\(matches)"])
+            await apply()
+        }
+    }
+}

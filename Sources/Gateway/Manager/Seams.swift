@@ -1,0 +1,28 @@
+/// The hardware and the outside world as the message manager sees them: one protocol per seam, so the
+/// manager's logic is unit-tested with fakes while the end-to-end tests use the real parts.
+
+/// The BLE radio (implemented by `Radio`).
+protocol AirInterface: Sendable {
+    /// New payloads; with `rotatingAddress` a fresh random address in the same step (privacy rotation:
+    /// new ids never leave from the old address, nor old ids from the new one).
+    func setAdvertisements(_ payloads: [[UInt8]], rotatingAddress: Bool) async
+    func setScanning(_ enabled: Bool) async
+}
+
+/// The speaker and microphone (implemented over `AudioTransmitter` / `AudioReceiver`).
+protocol AudioInterface: Sendable {
+    func setPayloads(_ payloads: [[UInt8]])
+    func setCapture(_ enabled: Bool)
+}
+
+/// Where events go: the socket broker (and through it every subscribed client).
+protocol EventSink: Sendable {
+    func publish(_ event: BrokerEvent)
+}
+
+/// The front panel (implemented by `LEDPanel`).
+protocol PanelInterface: Sendable {
+    func handle(_ event: LEDEvent) async
+}
+
+extension LEDPanel: PanelInterface {}

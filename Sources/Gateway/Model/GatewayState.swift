@@ -1,0 +1,39 @@
+/// User consent (`GNSPermission`): nothing is published or scanned unless granted.
+public enum Permission: String, Sendable, Hashable, CaseIterable, Codable {
+    case granted
+    case denied
+    case undecided
+}
+
+/// Active: everything runs. Standby: only `background = true` entries, BLE only, and only when
+/// background mode is on.
+public enum PowerState: String, Sendable, Hashable, CaseIterable, Codable {
+    case active
+    case standby
+}
+
+/// What survives a reboot: the state file's content (PRODUCT.md §7).
+public struct GatewayState: Equatable, Hashable, Sendable, Codable {
+    public var backgroundMode: Bool
+    public var permission: Permission
+    public var power: PowerState
+
+    public init(backgroundMode: Bool = true, permission: Permission = .granted, power: PowerState = .active) {
+        self.backgroundMode = backgroundMode
+        self.permission = permission
+        self.power = power
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case backgroundMode = "background_mode"
+        case permission
+        case power
+    }
+}
+
+/// The three error states of Nearby Messages' error handlers, set and cleared as causes come and go.
+public enum GatewayErrorState: String, Sendable, Hashable, CaseIterable, Codable {
+    case bluetoothPower = "bluetooth-power"
+    case bluetoothPermission = "bluetooth-permission"
+    case microphonePermission = "microphone-permission"
+}

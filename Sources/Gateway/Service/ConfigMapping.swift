@@ -1,0 +1,50 @@
+import Radio
+
+/// The config, translated into what each part runs on. One file, so a config change touches one place.
+extension ManagerSettings {
+    init(config: GatewayConfig, board: Board) throws {
+        let codec = FrameCodec(apiKey: config.apiKey, rotateSeconds: config.radio.rotateS)
+        let clock = ContinuousClock.now
+        self.init(
+            codec: codec,
+            publications: config.publications.map { publication in
+                Publication(id: PublicationID(rawValue: 0), message: publication.message, mediums: Set(publication.mediums),
+                            mode: publication.mode, background: publication.background,
+                            expiry: publication.ttlS > 0 ? clock + .seconds(publication.ttlS) : nil, owner: nil)
+            },
+            subscriptions: config.subscriptions.map { subscription in
+                Subscription(namespace: subscription.namespace, type: subscription.type, mediums: Set(subscription.mediums),
+                             mode: subscription.mode, background: subscription.background, lostAfter: subscription.lostAfter,
+                             include: Set(subscription.include), led: subscription.led)
+            },
+            logLevel: config.logLevel
+        )
+    }
+}
+
+extension GatewayConfig {
+    var socketConfiguration: SocketBrokerConfiguration {
+        SocketBrokerConfiguration(path: socket.path, mode: socket.mode, group: socket.group, maxClients: socket.maxClients)
+    }
+
+    var radioConfiguration: RadioConfiguration {
+        // Scan interval = the advertising interval; the window is the configured duty cycle of it.
+        let window = radio.interval * Double(max(1, min(100, radio.scanDuty))) / 100
+        return RadioConfiguration(advertisingInterval: radio.interval, scanInterval: radio.interval, scanWindow: window)
+    }
+}
+
+extension Board {
+    /// The LED layer's view of the board. The board's power input means "standby while asserted"; the
+    /// LED layer's power-level input means "active while asserted", hence the inverted polarity.
+    func ledLayout(enabled: Bool) -> LEDLayout {
+        var inputs: [String: Gateway.InputLine] = [:]
+        if let power = powerInput {
+            inputs["power"] = Gateway.InputLine(offset: power.line, kind: .powerLevel, activeLow: !power.activeLow,
+                                        bias: InputBias(rawValue: power.bias.rawValue) ?? .asIs)
+        }
+        let lines = Dictionary(leds.map { ($0.name, $0.line) }, uniquingKeysWith: { first, _ in first })
+        return LEDLayout(chipLabel: enabled ? gpioChip : nil, leds: lines, inputs: inputs,
+                         activeLowLEDs: ledsActiveLow ? Set(lines.keys) : [])
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Logging
+import Modem
+import Radio
+
+/// Everything `run` starts, built from one config, in the order that keeps start-up honest: state
+/// restored before anything goes on the air, socket bound before the radio starts, and a clear error
+/// (never a half-started gateway) when a part can't start.
+struct GatewayParts: Sendable {
+    let manager: MessageManager
+    let radio: Radio?
+    let broker: SocketBroker
+    let panel: LEDPanel
+    let audio: AudioBridge
+    /// Power requests from the board's input line, applied like `SET power`.
+    let powerRequests: AsyncStream<PowerRequest>
+    /// What the speaker and microphone threads report.
+    let audioEvents: AsyncStream<(AudioEvent, AudioBridge.AudioSide)>
+    let logger: Logger
+
+    static func assemble(config: GatewayConfig, board: Board, logLevel: SharedLogLevel, logger: Logger) async throws -> GatewayParts {
+        // 1. State, before anything else: it decides what may go on the air.
+        let stateFile = StateFile(path: config.state.path)
+        try FileManager.default.createDirectory(atPath: stateFile.directory, withIntermediateDirectories: true)
+        let (state, problem) = stateFile.load(defaults: config.state.defaults)
+        if let problem { logger.error("state file: \(problem); using the defaults") }
+        logger.info("state restored", metadata: ["background_mode": "\(state.backgroundMode)",
+                                                  "permission": "\(state.permission.rawValue)", "power": "\(state.power.rawValue)"])
+
+        // 2. The socket: a second gateway on the same path is refused here, before touching the radio.
+        let broker = try SocketBroker(configuration: config.socketConfiguration, logger: logger.labelled("socket"))
+
+        // 3. The front panel: a configured chip that is missing refuses the start (naming chip and errno).
+        let (powerRequests, powerContinuation) = AsyncStream<PowerRequest>.makeStream(bufferingPolicy: .bufferingNewest(8))
+        let panel = try LEDPanel.open(
+            layout: board.ledLayout(enabled: config.leds.enabled), logger: logger.labelled("leds"),
+            sink: { [broker] name, on in
+                var json = JSONObjectWriter()
+                json.add("led", name)
+                json.add("state", on ? "on" : "off")
+                broker.publish(BrokerEvent(topic: "$SYS/led/\(name)", json: json.string, retain: .set("$SYS/led/\(name)")))
+            },
+            onPower: { powerContinuation.yield($0) })
+
+        // 4. Speaker and microphone: their threads open the devices only when there is something to do.
+        let (audioEvents, audioContinuation) = AsyncStream<(AudioEvent, AudioBridge.AudioSide)>.makeStream(
+            bufferingPolicy: .bufferingNewest(256))
+        let audio = try AudioBridge(settings: config.audio, events: { audioContinuation.yield(($0, $1)) },
+                                    logger: logger.labelled("audio"))
+
+        // 5. The radio (connects in `run`, reconnecting by itself) and the manager that owns it all.
+        let settings = try ManagerSettings(config: config, board: board)
+        let radio = Radio(device: try RadioDevice(parsing: config.radio.device, exclusive: config.radio.exclusive),
+                          configuration: config.radioConfiguration, logger: logger.labelled("radio"))
+        let manager = MessageManager(settings: settings, state: state, stateFile: stateFile, air: radio, audio: audio,
+                                     events: broker, panel: panel, logLevel: logLevel, logger: logger.labelled("manager"))
+        try broker.start(handler: ManagerHandler(manager: manager, broker: broker))
+        return GatewayParts(manager: manager, radio: radio, broker: broker, panel: panel, audio: audio,
+                            powerRequests: powerRequests, audioEvents: audioEvents, logger: logger)
+    }
+
+    /// Runs the panel's patterns and applies the power input's requests until cancelled.
+    func runPanel() async {
+        await panel.start()
+        for await request in powerRequests {
+            do {
+                switch request {
+                case .toggle: try await manager.update { $0.power = $0.power == .active ? .standby : .active }
+                case .set(let power): try await manager.update { $0.power = power }
+                }
+            } catch {
+                logger.error("power input: state not saved, nothing changed: \(error)")
+            }
+        }
+    }
+
+    func runAudio() async {
+        for await (event, side) in audioEvents { await manager.handle(event, side: side) }
+    }
+
+    /// SIGTERM: off the air, state flushed, socket closed.
+    func stop() async {
+        await manager.shutdown()
+        audio.stop()
+        await panel.shutdown()
+        broker.shutdown()
+    }
+}
+
+extension Logger {
+    /// The same logger, its lines tagged with the part of the gateway they come from.
+    func labelled(_ component: String) -> Logger {
+        var logger = self
+        logger[metadataKey: "part"] = "\(component)"
+        return logger
+    }
+}
+
+extension Radio: AirInterface {}
+extension SocketBroker: EventSink {}
+
+/// The broker's requests, answered by the manager.
+struct ManagerHandler: BrokerHandler {
+    let manager: MessageManager
+    let broker: SocketBroker
+
+    func handle(_ request: SocketRequest, client: ClientInfo) async -> SocketReply {
+        await manager.handle(request, client: client, clients: broker.statistics.clients)
+    }
+
+    func clientDisconnected(_ id: ClientID) async {
+        await manager.clientGone(Int(id.rawValue))
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+import Radio
+import ServiceLifecycle
+import UnixSignals
+
+/// `nearby-gateway run`: loads the config and the state, binds the socket, and runs the radio, the
+/// speaker/microphone, the LEDs and the message manager until SIGTERM/SIGINT, which stop advertising,
+/// darken the LEDs, flush the state and exit 0. SIGHUP re-reads the config.
+public struct GatewayService: Service {
+    let config: GatewayConfig
+    let board: Board
+    let logLevel: SharedLogLevel
+    let logger: Logger
+    private var configPath: String { config.path }
+
+    /// `config` was loaded (and validated) by the caller, so that an invalid one never starts anything.
+    public init(config: GatewayConfig, board: Board, logLevel: SharedLogLevel, logger: Logger) {
+        self.config = config
+        self.board = board
+        self.logLevel = logLevel
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let parts = try await GatewayParts.assemble(config: config, board: board, logLevel: logLevel, logger: logger)
+        let notifier = SystemdNotifier()
+
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await parts.radio?.run() }
+            if let radio = parts.radio {
+                group.addTask {
+                    for await event in radio.events { await parts.manager.handle(event) }
+                }
+            }
+            group.addTask { await parts.runPanel() }
+            group.addTask { await parts.runAudio() }
+            group.addTask { await reloadOnHangup(parts: parts, notifier: notifier) }
+            await parts.manager.start()
+            notifier.ready()
+            // The watchdog is fed from READY on (systemd expects it only after READY).
+            if let interval = notifier.watchdogInterval {
+                group.addTask {
+                    while !Task.isCancelled {
+                        notifier.watchdog()
+                        try? await Task.sleep(for: interval)   // cancelled at shutdown: just end
+                    }
+                }
+            }
+            logger.notice("running", metadata: ["board": "\(board.name)", "socket": "\(config.socket.path)"])
+            try? await gracefulShutdown()
+            logger.info("shutting down")
+            notifier.stopping()
+            await parts.stop()
+            group.cancelAll()
+        }
+        logger.notice("stopped")
+    }
+
+    private func reloadOnHangup(parts: GatewayParts, notifier: SystemdNotifier) async {
+        for await _ in await UnixSignalsSequence(trapping: .sighup) {
+            notifier.reloading()
+            do {
+                let (config, board) = try ConfigLoader.load(path: configPath)
+                await parts.manager.reload(try ManagerSettings(config: config, board: board))
+                logger.notice("SIGHUP: config reloaded from \(configPath)")
+            } catch {
+                logger.error("SIGHUP: keeping the running config; \(configPath) is invalid:\n\(error)")
+            }
+            notifier.ready()
+        }
+    }
+}
+
+/// Service lifecycle logs its services by description: name the config file, never its content (the
+/// api_key must not reach the log).
+extension GatewayService: CustomStringConvertible {
+    public var description: String { "GatewayService(\(config.path))" }
+}

@@ -1,0 +1,125 @@
+import Foundation
+
+/// What `nearby-gateway monitor` shows a person: the found messages (one row per topic and content,
+/// removed on `lost`) and the latest `$SYS` state. Pure: lines in, text out, time passed in.
+public struct MonitorTable: Sendable {
+    public struct Row: Sendable, Equatable {
+        public var namespace: String
+        public var type: String
+        public var content: String   // the text, or `base64:...` for binary content
+        public var medium: String
+        public var rssi: Int?
+        public var lastSeen: Date
+    }
+
+    /// Found rows by topic and content, in the order first found.
+    public private(set) var rows: [Row] = []
+    private var rowKeys: [String] = []
+    /// Latest `$SYS` event per topic (without the `retained` member); errors cleared are removed.
+    public private(set) var system: [(topic: String, json: String)] = []
+
+    public init() {}
+
+    /// Splits an event line into its topic and JSON; nil for replies (`OK`, `PONG`, `ERR`).
+    public static func event(_ line: String) -> (topic: String, json: String)? {
+        guard let space = line.firstIndex(of: " ") else { return nil }
+        let topic = String(line[..<space])
+        if ["OK", "PONG", "ERR"].contains(topic) { return nil }
+        return (topic, String(line[line.index(after: space)...]))
+    }
+
+    private struct Sighting: Decodable {
+        var namespace: String?
+        var type: String?
+        var content: String?
+        var text: String?
+        var medium: String?
+        var rssi: Int?
+        var last_seen: String?
+    }
+
+    public mutating func ingest(_ line: String, now: Date) {
+        guard let (topic, json) = Self.event(line) else { return }
+        if topic.hasPrefix("$SYS/") {
+            ingestSystem(topic: topic, json: json)
+            return
+        }
+        let levels = topic.split(separator: "/", maxSplits: 1)
+        guard levels.count == 2, levels[0] == "found" || levels[0] == "lost",
+              let sighting = try? JSONDecoder().decode(Sighting.self, from: Data(json.utf8)) else { return }
+        let key = "\(levels[1]) \(sighting.content ?? "")"
+        let index = rowKeys.firstIndex(of: key)
+        if levels[0] == "lost" {
+            if let index {
+                rows.remove(at: index)
+                rowKeys.remove(at: index)
+            }
+            return
+        }
+        let seen = sighting.last_seen.flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) } ?? now
+        let row = Row(namespace: sighting.namespace ?? "", type: sighting.type ?? "",
+                      content: sighting.text ?? "base64:" + (sighting.content ?? ""),
+                      medium: sighting.medium ?? "", rssi: sighting.rssi, lastSeen: seen)
+        if let index {
+            rows[index] = row
+        } else {
+            rows.append(row)
+            rowKeys.append(key)
+        }
+    }
+
+    private mutating func ingestSystem(topic: String, json: String) {
+        let cleaned = json.replacingOccurrences(of: #","retained":true}"#, with: "}")
+            .replacingOccurrences(of: #","retained":false}"#, with: "}")
+            .replacingOccurrences(of: #"{"retained":true}"#, with: "{}")
+            .replacingOccurrences(of: #"{"retained":false}"#, with: "{}")
+        system.removeAll { $0.topic == topic }
+        if topic == "$SYS/dropped" || cleaned.contains(#""set":false"#) { return }   // transient, or a cleared error
+        system.append((topic, cleaned))
+        system.sort { $0.topic < $1.topic }
+    }
+
+    /// The whole screen, `width` columns wide.
+    public func render(now: Date, width: Int, header: String) -> [String] {
+        var lines = [clip(header, width), ""]
+        let columns = [("NAMESPACE", 16), ("TYPE", 16), ("CONTENT", max(10, width - 16 - 16 - 8 - 6 - 7 - 5)), ("MEDIUM", 8), ("RSSI", 6), ("AGE", 7)]
+        lines.append(clip(columns.map { pad($0.0, $0.1) }.joined(separator: " "), width))
+        for row in rows {
+            let cells = [row.namespace, row.type, row.content, row.medium, row.rssi.map(String.init) ?? "-", Self.age(now.timeIntervalSince(row.lastSeen))]
+            lines.append(clip(zip(cells, columns).map { pad($0.0, $0.1.1) }.joined(separator: " "), width))
+        }
+        if rows.isEmpty { lines.append("(nothing found yet)") }
+        if !system.isEmpty {
+            lines.append("")
+            for entry in system { lines.append(clip("\(entry.topic) \(entry.json)", width)) }
+        }
+        return lines
+    }
+
+    /// One line per event for a log or a pipe (when stdout is not a terminal).
+    public static func plainLine(_ line: String) -> String? {
+        guard let (topic, json) = event(line) else { return nil }
+        guard !topic.hasPrefix("$SYS/"), let sighting = try? JSONDecoder().decode(Sighting.self, from: Data(json.utf8)) else {
+            return "\(topic) \(json)"
+        }
+        let content = sighting.text.map { "\"\($0)\"" } ?? "base64:" + (sighting.content ?? "")
+        return "\(topic) \(content) medium=\(sighting.medium ?? "-") rssi=\(sighting.rssi.map(String.init) ?? "-")"
+    }
+
+    static func age(_ seconds: TimeInterval) -> String {
+        let whole = max(0, Int(seconds))
+        if whole < 60 { return "\(whole)s" }
+        if whole < 3600 { return "\(whole / 60)m\(whole % 60)s" }
+        return "\(whole / 3600)h\(whole % 3600 / 60)m"
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        let printable = String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 })
+        if printable.count > width { return String(printable.prefix(width - 1)) + "…" }
+        return printable + String(repeating: " ", count: width - printable.count)
+    }
+
+    private func clip(_ line: String, _ width: Int) -> String {
+        line.count > width ? String(line.prefix(width)) : line
+    }
+}

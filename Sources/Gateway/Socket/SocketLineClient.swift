@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// A blocking line client of the gateway socket: what `monitor` and the tests use. Each call blocks
+/// the calling thread (run it on its own thread, not on Swift's cooperative pool).
+public final class SocketLineClient: Sendable {
+    public let path: String
+    public let fd: Int32
+    private let framer = Mutex(LineFramer(maxLineBytes: 1 << 20))
+    private let closed = Atomic<Bool>(false)
+
+    /// Connects; the error names the path and says what ENOENT, ECONNREFUSED and EACCES mean here.
+    public init(path: String) throws(SocketClientError) {
+        self.path = path
+        guard let address = Posix.unixAddress(path) else { throw SocketClientError(path: path, call: "connect", errno: ENAMETOOLONG) }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw SocketClientError(path: path, call: "socket", errno: errno) }
+        var result: Int32
+        repeat { result = Posix.connect(fd, address) } while result == -1 && errno == EINTR
+        guard result == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw SocketClientError(path: path, call: "connect", errno: code)
+        }
+        self.fd = fd
+    }
+
+    deinit { close() }
+
+    public func close() {
+        if !closed.exchange(true, ordering: .acquiringAndReleasing) { Glibc.close(fd) }
+    }
+
+    /// Writes all of `bytes`.
+    public func send(_ bytes: [UInt8]) throws(SocketClientError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw SocketClientError(path: path, call: "send", errno: errno)
+            }
+            offset += written
+        }
+    }
+
+    public func send(line: String) throws(SocketClientError) {
+        try send(Array((line + "\n").utf8))
+    }
+
+    /// Closes the writing side only (what `socat` does at the end of its input).
+    public func shutdownWriting() {
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
+    /// The next line (without its newline), nil when `timeout` passed first. Throws `.endOfStream`
+    /// (errno 0) when the gateway closed the connection.
+    public func readLine(timeout: Duration?) throws(SocketClientError) -> String? {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        while true {
+            if let line = framer.withLock({ $0.next() }) {
+                if case .line(let bytes) = line { return String(decoding: bytes, as: UTF8.self) }
+                continue
+            }
+            var wait: Int32 = -1
+            if let deadline {
+                let left = ContinuousClock.now.duration(to: deadline)
+                if left <= .zero { return nil }
+                let (seconds, attoseconds) = left.components
+                wait = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+            }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, wait)
+            if ready == -1 {
+                if errno == EINTR { continue }
+                throw SocketClientError(path: path, call: "poll", errno: errno)
+            }
+            if ready == 0 { continue }
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            let count = Glibc.read(fd, &buffer, buffer.count)
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw SocketClientError(path: path, call: "read", errno: errno)
+            }
+            if count == 0 { throw SocketClientError(path: path, call: "read", errno: 0) }
+            framer.withLock { $0.append(buffer[0..<count]) }
+        }
+    }
+}
+
+public struct SocketClientError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var path: String
+    public var call: String
+    /// 0 when the gateway closed the connection.
+    public var errno: Int32
+
+    public var isEndOfStream: Bool { errno == 0 }
+
+    public var description: String {
+        switch errno {
+        case 0: "the gateway closed the connection on \(path)"
+        case ENOENT: "no gateway socket at \(path) (\(call): ENOENT): is the gateway running? (--socket PATH to use another)"
+        case ECONNREFUSED: "nothing listens on \(path) (\(call): ECONNREFUSED): the gateway is not running"
+        case EACCES: "permission denied on \(path) (\(call): EACCES): join the socket's group or run as its owner"
+        case ENAMETOOLONG: "socket path \(path) is too long for a UNIX socket address (\(call): ENAMETOOLONG)"
+        default: "\(call) on \(path) failed: \(Posix.errorText(errno)) (errno \(errno))"
+        }
+    }
+}

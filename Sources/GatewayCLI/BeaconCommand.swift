@@ -1,0 +1,98 @@
+import ArgumentParser
+import Foundation
+import Gateway
+import Modem
+
+struct BeaconCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "beacon",
+        abstract: "Render the audio beacon the speaker would play to a WAV file.",
+        discussion: """
+            With --config: the frames of every publication that uses the audio medium and \
+            broadcasts (mode broadcast or both), keyed for the current rotation epoch, with the \
+            config's protocol and volume: exactly the samples the gateway hands to ALSA for one \
+            beacon while active. Scan-mode publications are left out (they only transmit after \
+            hearing a subscriber). With --payload: one raw ggwave payload instead. \
+            Any ggwave receiver, or 'nearby-gateway decode', reads the file back.
+            """
+    )
+
+    @Option(name: .long, help: "The gateway configuration whose audio publications to render.")
+    var config: String?
+
+    @Option(name: .long, help: "Text to send as one raw ggwave payload instead (at most 140 bytes of UTF-8).")
+    var payload: String?
+
+    @Option(name: .long, help: "Where to write the WAV file.")
+    var out: String
+
+    @Option(name: .long, help: "ultrasound-normal, ultrasound-fast or ultrasound-fastest (default: the config's, else ultrasound-fast).")
+    var `protocol`: String?
+
+    @Option(name: .long, help: "Volume 0...100 (default: the config's, else 50). The peak sample is volume/100.")
+    var volume: Int?
+
+    @Option(name: .long, help: "Render for the rotation epoch at this Unix time instead of now.")
+    var at: Double?
+
+    @Flag(name: .long, help: "Write 32-bit float samples instead of 16-bit PCM.")
+    var float = false
+
+    func validate() throws {
+        guard (config == nil) != (payload == nil) else { throw ValidationError("give exactly one of --config and --payload") }
+    }
+
+    func run() async throws {
+        var proto = GGWaveProtocol.ultrasoundFast
+        var level = 50
+        var payloads: [[UInt8]] = []
+        var what = ""
+        if let path = config {
+            let loaded: (GatewayConfig, Board)
+            do {
+                loaded = try ConfigLoader.load(path: path)
+            } catch {
+                throw ValidationError(error.problems.map { "\($0)" }.joined(separator: "\n"))
+            }
+            let cfg = loaded.0
+            proto = GGWaveProtocol(rawValue: cfg.audio.protocol.rawValue) ?? proto
+            level = cfg.audio.volume
+            let codec = FrameCodec(apiKey: cfg.apiKey, rotateSeconds: cfg.radio.rotateS)
+            let epoch = codec.epoch(at: at.map { Date(timeIntervalSince1970: $0) } ?? Date())
+            let audible = cfg.publications.filter { $0.mediums.contains(.audio) && $0.mode.broadcasts }
+            for publication in audible {
+                do {
+                    payloads += try codec.audioPayloads(for: publication.message, epoch: epoch)
+                } catch {
+                    throw ValidationError("\(path):\(publication.line): \(error)")
+                }
+            }
+            guard !payloads.isEmpty else {
+                throw ValidationError("\(path): no publication broadcasts on audio; the speaker would stay silent")
+            }
+            what = "\(audible.count) publication(s), epoch \(epoch)"
+        } else if let text = payload {
+            payloads = [Array(text.utf8)]
+            what = "raw payload"
+        }
+        if let name = `protocol` {
+            guard let p = GGWaveProtocol(rawValue: name) else {
+                throw ValidationError("unknown protocol '\(name)'; use one of "
+                    + GGWaveProtocol.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            proto = p
+        }
+        if let volume { level = volume }
+        do {
+            let samples = try GGWaveBeacon.render(payloads: payloads, protocol: proto, volume: level)
+            try WAVFile.write(samples, format: float ? .float32 : .pcm16, to: out)
+            let seconds = GGWaveBeacon.duration(payloadLengths: payloads.map(\.count), protocol: proto)
+            print("wrote \(out): \(what), \(payloads.count) payload(s) of \(payloads.map { String($0.count) }.joined(separator: "+")) bytes, "
+                + "\(proto), volume \(level), \(String(format: "%.2f", seconds)) s")
+        } catch let error as GGWaveEncoderError {
+            throw ValidationError(error.description)
+        } catch let error as WAVError {
+            throw ValidationError(error.description)
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+
+struct BenchCorpusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "corpus", abstract: "Write the seeded advert corpus (LE Advertising Report events).")
+
+    @Option(help: "Reports in the corpus.") var reports = 1_000_000
+    @Option(help: "Seed of the generator.") var seed: UInt64 = 1
+    @Option(help: "Output file.") var out: String
+
+    func run() throws {
+        let corpus = try AdvertCorpus.generate(reports: reports, seed: seed)
+        try corpus.write(to: out)
+        BenchJSON.print(["events": corpus.events.count, "reports": corpus.reportCount, "path": out])
+    }
+}
+
+struct BenchPipelineCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pipeline", abstract: "Time HCI parse, AD parse and the whole advert pipeline over a corpus.")
+
+    @Option(help: "Corpus file (from 'bench corpus').") var corpus: String
+    @Option(help: "Timed passes per stage; the best counts. 0 = count allocations only.") var repetitions = 3
+    @Option(help: "Comma-separated stages to run (hci_parse, ad_walk, ad_values, pipeline_fast, pipeline_sightings).")
+    var only: String?
+
+    func run() throws {
+        let corpus = try AdvertCorpus.read(from: corpus)
+        let bench = PipelineBench(corpus: corpus, repetitions: repetitions,
+                                  only: only.map { Set($0.split(separator: ",").map(String.init)) })
+        let (stages, fast, sightings) = bench.run()
+        BenchJSON.print([
+            "stages": stages.map(\.json), "outcomes_fast": fast.json, "outcomes_sightings": sightings.json,
+            "outcomes_agree": fast == sightings, "allocations_counted": MallocCounter() != nil,
+        ])
+    }
+}
+
+enum BenchJSON {
+    static func print(_ object: [String: Any]) {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        Swift.print(String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// One unbuffered line on stdout: the hand-shake with tools/bench/run.py (READY, PUBLISHED).
+func benchSay(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

@@ -1,0 +1,68 @@
+import Glibc
+
+/// Small blocking helpers on raw UNIX stream sockets for the fan-out benchmark's clients and MQTT
+/// publisher (the same code talks to our broker and to Mosquitto).
+enum BenchSocket {
+    static func connect(path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw BenchError("socket: errno \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw BenchError("\(path): path too long") }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+            raw[bytes.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw BenchError("connect \(path): errno \(code)")
+        }
+        return fd
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw BenchError("send: errno \(errno)")
+            }
+            offset += n
+        }
+    }
+
+    /// Reads until `done` says the bytes so far hold what we wait for (blocking, with a deadline).
+    static func readUntil(_ fd: Int32, seconds: Double, _ done: ([UInt8]) -> Bool) throws -> [UInt8] {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = monotonicNanoseconds() + UInt64(seconds * 1e9)
+        while !done(received) {
+            let now = monotonicNanoseconds()
+            guard now < deadline else { throw BenchError("no answer within \(seconds) s") }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&p, 1, Int32((deadline - now) / 1_000_000) + 1)
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { throw BenchError("connection closed") }
+            if n > 0 { received += buffer[0..<n] }
+        }
+        return received
+    }
+
+    static func setNonBlocking(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: the clock every process of the benchmark stamps and reads
+/// (Python's time.monotonic_ns() is the same clock).
+func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import Gateway
+
+struct CheckConfigCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-config",
+        abstract: "Validate a configuration file and print every problem.",
+        discussion: """
+        Reads the configuration and its board file the way `run` does, and prints every problem as
+        FILE:LINE: key: message (on standard error), then exits with status 1. A valid file gets a short
+        summary on standard output and status 0. Boards are looked up in $NEARBY_GATEWAY_BOARDS,
+        /usr/share/nearby-gateway/boards, then a boards/ folder above the executable.
+        """
+    )
+
+    @Option(name: .long, help: "The configuration file.")
+    var config: String = "/etc/nearby-gateway/gateway.toml"
+
+    func run() async throws {
+        do throws(ConfigError) {
+            let (gateway, board) = try ConfigLoader.load(path: config)
+            print(Self.summary(gateway, board: board))
+        } catch {
+            for problem in error.problems { Self.printError(problem.description) }
+            let count = error.problems.count
+            Self.printError("\(config): \(count) problem\(count == 1 ? "" : "s")")
+            throw ExitCode(1)
+        }
+    }
+
+    private static func printError(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    static func summary(_ config: GatewayConfig, board: Board) -> String {
+        func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+        let leds = board.gpioChip.map { "LEDs on gpiochip \"\($0)\"" } ?? "LEDs simulated"
+        return """
+        \(config.path): OK
+          board \(board.name) (\(board.description)): radio \(config.radio.device), audio \(config.audio.device), \(leds)
+          \(plural(config.publications.count, "publication")), \(plural(config.subscriptions.count, "subscription"))
+          socket \(config.socket.path), state \(config.state.path)
+        """
+    }
+}

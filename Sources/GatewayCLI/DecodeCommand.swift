@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Gateway
+import Modem
+
+struct DecodeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode",
+        abstract: "Print every ggwave payload found in a WAV file.",
+        discussion: """
+            Reads the file (PCM or float, any channel count; 48 kHz) through the same streaming \
+            receiver the gateway runs on its capture device, and prints one line per payload: \
+            the time it starts, the protocol, the bytes in hex, and the text when it is UTF-8. \
+            With --config, payloads that are Nearby Gateway frames are also checked against the \
+            config's api_key (for the rotation epoch at --at, default now, and its neighbours) and \
+            complete messages are printed as namespace/type and content.
+            """
+    )
+
+    @Argument(help: "The WAV file to read.")
+    var file: String
+
+    @Option(name: .long, help: "Only listen for this protocol (ultrasound-normal, ultrasound-fast, ultrasound-fastest).")
+    var `protocol`: String?
+
+    @Option(name: .long, help: "Gateway configuration whose api_key authenticates frames.")
+    var config: String?
+
+    @Option(name: .long, help: "Unix time the recording was made (picks the rotation epoch; default now).")
+    var at: Double?
+
+    func run() async throws {
+        var protocols = GGWaveProtocol.allCases
+        if let name = `protocol` {
+            guard let proto = GGWaveProtocol(rawValue: name) else {
+                throw ValidationError("unknown protocol '\(name)'; use one of "
+                    + GGWaveProtocol.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            protocols = [proto]
+        }
+        var reassembler: Reassembler?
+        if let path = config {
+            do {
+                let cfg = try ConfigLoader.load(path: path).0
+                let codec = FrameCodec(apiKey: cfg.apiKey, rotateSeconds: cfg.radio.rotateS)
+                reassembler = Reassembler(codec: codec, epoch: codec.epoch(at: at.map { Date(timeIntervalSince1970: $0) } ?? Date()))
+            } catch {
+                throw ValidationError(error.problems.map { "\($0)" }.joined(separator: "\n"))
+            }
+        }
+        let audio: WAVAudio
+        do {
+            audio = try WAVFile.read(path: file)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        guard audio.sampleRate == GGWave.sampleRate else {
+            throw ValidationError(WAVError(path: file, kind: .unsupportedSampleRate(audio.sampleRate)).description
+                + "; ggwave's ultrasound protocols need \(GGWave.sampleRate) Hz")
+        }
+        var decoder = GGWaveDecoder(protocols: protocols)
+        var receptions = decoder.feedReceptions(audio.samples)
+        // A message whose end marker closes the file is only confirmed a few frames later.
+        receptions += decoder.feedReceptions([Float](repeating: 0, count: GGWave.sampleRate / 2))
+        for r in receptions {
+            print(String(format: "%8.3f s  ", Double(r.startSample) / Double(GGWave.sampleRate))
+                + "\(r.protocol)  \(r.payload.count) bytes  \(Self.hex(r.payload))" + Self.quoted(r.payload))
+            guard reassembler != nil else { continue }
+            switch reassembler!.ingest(r.payload, source: SourceID(medium: .audio, address: 0), now: .now) {
+            case .message(let m):
+                print("          message \(m.namespace)/\(m.type)  \(m.content.count) bytes  \(Self.hex(m.content))"
+                    + Self.quoted(m.content))
+            case .subscriberBeacon(let id): print("          subscriber beacon \(id)")
+            case .incomplete: print("          chunk of a message, waiting for the rest")
+            case .dropped(let reason): print("          dropped: \(reason.rawValue) (another api_key or epoch?)")
+            case .notOurs: print("          not a Nearby Gateway frame")
+            }
+        }
+        if receptions.isEmpty { print("no payload found in \(file)") }
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    /// `  "text"` when the bytes are UTF-8, control characters escaped; empty otherwise.
+    static func quoted(_ bytes: [UInt8]) -> String {
+        guard let text = String(validating: bytes, as: UTF8.self) else { return "" }
+        let escaped = text.unicodeScalars.map { s in
+            s.value >= 0x20 && s.value != 0x7f && s != "\"" && s != "\\" ? String(s) : "\\u{\(String(s.value, radix: 16))}"
+        }.joined()
+        return "  \"\(escaped)\""
+    }
+}

@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+import Gateway
+import Logging
+import ServiceLifecycle
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the gateway.",
+        discussion: """
+            Publishes and subscribes as the config says, serves the socket, drives the LEDs. SIGTERM or \
+            SIGINT stop it cleanly (off the air, LEDs dark, state flushed, exit 0); SIGHUP re-reads the \
+            config and keeps the running one if the new one is invalid.
+            """
+    )
+
+    @Option(name: .long, help: "The configuration file.")
+    var config = "/etc/nearby-gateway/gateway.toml"
+
+    @Option(name: .long, help: "Log level (trace, debug, info, notice, warning, error); overrides log_level in the config.")
+    var logLevel: Logger.Level?
+
+    func run() async throws {
+        let (gatewayConfig, board): (GatewayConfig, Board)
+        do {
+            (gatewayConfig, board) = try ConfigLoader.load(path: config)
+        } catch {
+            FileHandle.standardError.write(Data("nearby-gateway: not starting, \(config) is invalid:\n\(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        let level = SharedLogLevel(logLevel ?? gatewayConfig.logLevel)
+        LoggingSystem.bootstrap { label in GatewayLogHandler(label: label, level: level) }
+        let logger = Logger(label: "nearby-gateway")
+
+        let service = GatewayService(config: gatewayConfig, board: board, logLevel: level, logger: logger)
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        // PRODUCT.md §10: exit within 2 s of SIGTERM, whatever a part is doing.
+        groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(1500)
+        let group = ServiceGroup(configuration: groupConfiguration)
+        do {
+            try await group.run()
+        } catch {
+            logger.critical("stopped: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

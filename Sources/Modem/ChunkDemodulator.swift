@@ -1,0 +1,93 @@
+/// Turns the samples of one chunk (framesPerTx frames) into the energies of its 96 tone bins.
+///
+/// The frames of a chunk carry the same tones on whole bins, so they are weighted by ggwave's
+/// edge envelope (a matched filter: it also damps the neighbouring chunks when the timing is a
+/// little off), folded onto one frame and transformed once.
+struct ChunkDemodulator: Sendable {
+    private let fft = FFT(size: GGWave.samplesPerFrame)
+    private var weights: [GGWaveProtocol: [Float]] = [:]
+
+    init() {
+        for proto in GGWaveProtocol.allCases {
+            let envelope = Envelope(cycleFrames: proto.framesPerTx, samplesPerFrame: GGWave.samplesPerFrame)
+            weights[proto] = (0..<proto.samplesPerTx).map { envelope.weight($0) }
+        }
+    }
+
+    /// `samples` must hold exactly `proto.samplesPerTx` samples aligned on the chunk.
+    func spectrum(_ samples: [Float], protocol proto: GGWaveProtocol) -> ChunkSpectrum {
+        let n = GGWave.samplesPerFrame
+        let w = weights[proto]!
+        var folded = [Float](repeating: 0, count: n)
+        for f in 0..<proto.framesPerTx {
+            let base = f * n
+            for i in 0..<n { folded[i] += samples[base + i] * w[base + i] }
+        }
+        return ChunkSpectrum(power: fft.power(of: folded, bins: GGWave.freqStart..<(GGWave.freqStart + GGWave.dataBins)))
+    }
+}
+
+/// Energies of the 6 nibble groups (16 bins each) of one chunk.
+struct ChunkSpectrum: Sendable {
+    let power: [Float]
+
+    struct Byte: Equatable {
+        var value: UInt8
+        /// min over its two nibbles of (best energy / second energy); 1 means a coin toss.
+        var confidence: Float
+    }
+
+    /// Hard decisions: each nibble is the loudest of its 16 bins.
+    var bytes: [Byte] {
+        (0..<GGWave.bytesPerTx).map { j in
+            let low = nibble(group: 2 * j), high = nibble(group: 2 * j + 1)
+            return Byte(value: low.value | high.value << 4, confidence: min(low.confidence, high.confidence))
+        }
+    }
+
+    /// Σ over groups of the loudest bin's energy: largest when the chunk boundaries are where we
+    /// think (a window straddling two chunks splits each tone's energy between them).
+    var alignment: Float {
+        var sum: Float = 0
+        for g in 0..<GGWave.nibblesPerTx {
+            var best: Float = 0
+            for v in 0..<16 { best = max(best, power[g * 16 + v]) }
+            sum += best
+        }
+        return sum
+    }
+
+    /// Log-likelihood-like score of the chunk carrying exactly `bytes`: Σ log of each expected
+    /// bin's share of its group's energy (scale-free, so it needs no noise estimate).
+    func score(of bytes: [UInt8]) -> Float {
+        var s: Float = 0
+        for (j, byte) in bytes.enumerated() {
+            for (g, v) in [(2 * j, Int(byte & 0x0f)), (2 * j + 1, Int(byte >> 4))] {
+                var total: Float = 0
+                for k in 0..<16 { total += power[g * 16 + k] }
+                let share = total > 0 ? power[g * 16 + v] / total : 1.0 / 16
+                s += logf(share + 1e-3)
+            }
+        }
+        return s
+    }
+
+    private func nibble(group: Int) -> (value: UInt8, confidence: Float) {
+        var best = 0, bestPower: Float = -1, second: Float = 0
+        for v in 0..<16 {
+            let p = power[group * 16 + v]
+            if p > bestPower {
+                second = max(second, bestPower)
+                best = v
+                bestPower = p
+            } else if p > second {
+                second = p
+            }
+        }
+        return (UInt8(best), second > 0 ? bestPower / second : .greatestFiniteMagnitude)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,216 @@
+/// Drives one controller over a transport: sends commands under the controller's flow control
+/// (Num_HCI_Command_Packets), matches each Command Complete / Command Status to its command,
+/// times commands out, turns error statuses into `RadioError`s naming the command, and passes
+/// every other event on through `events`.
+///
+/// `run()` pumps the transport and must be running for `send` to get answers; it ends (throwing
+/// the cause) when the transport does, failing every command still waiting.
+actor HCIController {
+    nonisolated let device: String
+    /// False on a shared kernel socket: see `HCITransport.ownsController`.
+    nonisolated let ownsController: Bool
+    nonisolated let events: AsyncStream<HCIEvent>
+    private let eventSink: AsyncStream<HCIEvent>.Continuation
+    private let transport: any HCITransport
+    private let commandTimeout: Duration
+    private let recorder: StatisticsRecorder
+
+    /// Commands the controller accepts right now. It starts at one (Core Vol 4 Part E 4.4) and is
+    /// replaced by the count in every Command Complete / Command Status.
+    private(set) var credits = 1
+    private var creditWaiters: [Waiter<Void>] = []
+    /// Commands waiting for the controller to accept more (for tests of flow control).
+    var commandsWaitingForCredit: Int { creditWaiters.count }
+    private var pending: [(opcode: HCIOpcode, waiter: Waiter<ArraySlice<UInt8>>)] = []
+    private var nextID = 0
+    private(set) var finishedCause: RadioError?
+
+    private struct Waiter<Value: Sendable> {
+        var id: Int
+        var name: String
+        var continuation: CheckedContinuation<Value, any Error>
+        var timeout: Task<Void, Never>
+    }
+
+    /// Events beyond this wait for the consumer are dropped oldest first (and counted).
+    static let bufferedEvents = 4096
+
+    init(
+        transport: any HCITransport, commandTimeout: Duration, recorder: StatisticsRecorder = StatisticsRecorder()
+    ) {
+        self.transport = transport
+        self.device = transport.device
+        self.ownsController = transport.ownsController
+        self.commandTimeout = commandTimeout
+        self.recorder = recorder
+        (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
+    }
+
+    /// Pumps packets until the transport ends; throws its cause (returns if it was closed by us or
+    /// the task was cancelled).
+    func run() async throws {
+        for await event in transport.incoming {
+            switch event {
+            case .packet(let packet):
+                if packet.type == .event { handle(packet.bytes) }
+            case .closed(let cause):
+                finish(cause ?? closedError)
+                if let cause { throw cause }
+                return
+            }
+        }
+        finish(closedError)
+    }
+
+    /// Sends `command` and returns its return parameters (status byte first), or throws: the
+    /// controller's status as `.controller`, no answer within the timeout, the transport ending.
+    @discardableResult
+    func send(_ command: HCICommand) async throws -> ArraySlice<UInt8> {
+        if let finishedCause { throw finishedCause }
+        try await acquireCredit(for: command)
+        return try await withCheckedThrowingContinuation { continuation in
+            let id = nextID
+            nextID += 1
+            do {
+                try transport.send(command.packet)
+            } catch {
+                credits += 1
+                continuation.resume(throwing: error)
+                return
+            }
+            let timeout = timeoutTask(id: id) { controller in
+                await controller.expireCommand(id: id, name: command.name)
+            }
+            pending.append((command.opcode, Waiter(id: id, name: command.name, continuation: continuation, timeout: timeout)))
+        }
+    }
+
+    /// Sends and checks the return parameters are long enough to decode.
+    func send<T>(_ command: HCICommand, decode: (ArraySlice<UInt8>) -> T?) async throws -> T {
+        let result = try await send(command)
+        guard let value = decode(result) else {
+            throw RadioError(
+                kind: .protocolViolation, device: device, operation: command.name,
+                message: "return parameters too short (\(result.count) bytes)")
+        }
+        return value
+    }
+
+    private var closedError: RadioError {
+        RadioError(kind: .unavailable, device: device, operation: "read", message: "the transport was closed")
+    }
+
+    private func acquireCredit(for command: HCICommand) async throws {
+        if credits > 0 && creditWaiters.isEmpty {
+            credits -= 1
+            return
+        }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let id = nextID
+            nextID += 1
+            let timeout = timeoutTask(id: id) { controller in
+                await controller.expireCreditWait(id: id, name: command.name)
+            }
+            creditWaiters.append(Waiter(id: id, name: command.name, continuation: continuation, timeout: timeout))
+        }
+    }
+
+    private func timeoutTask(id: Int, expire: @escaping @Sendable (HCIController) async -> Void) -> Task<Void, Never> {
+        let duration = commandTimeout
+        return Task { [weak self] in
+            do {
+                try await Task.sleep(for: duration)
+            } catch {
+                return  // answered in time
+            }
+            if let self { await expire(self) }
+        }
+    }
+
+    private func expireCommand(id: Int, name: String) {
+        guard let index = pending.firstIndex(where: { $0.waiter.id == id }) else { return }
+        let waiter = pending.remove(at: index).waiter
+        // The controller may never return this command's credit; lend one so later commands can
+        // at least try (the radio treats a timeout as a dead controller anyway).
+        credits = max(credits, 1)
+        grantCredits()
+        waiter.continuation.resume(throwing: RadioError(
+            kind: .controller, device: device, operation: name,
+            message: "no answer within \(commandTimeout)"))
+    }
+
+    private func expireCreditWait(id: Int, name: String) {
+        guard let index = creditWaiters.firstIndex(where: { $0.id == id }) else { return }
+        let waiter = creditWaiters.remove(at: index)
+        waiter.continuation.resume(throwing: RadioError(
+            kind: .controller, device: device, operation: name,
+            message: "the controller accepted no command within \(commandTimeout)"))
+    }
+
+    private func handle(_ packet: [UInt8]) {
+        guard let event = HCIEvent.parse(packet) else {
+            recorder.record { $0.malformedEvents += 1 }
+            return
+        }
+        switch event {
+        case .commandComplete(let opcode, let count, let parameters):
+            credits = Int(count)
+            complete(opcode) { name in
+                guard let status = parameters.first else {
+                    return .failure(RadioError(
+                        kind: .protocolViolation, device: device, operation: name, message: "Command Complete without status"))
+                }
+                return status == 0 ? .success(parameters) : .failure(statusError(name, status))
+            }
+            grantCredits()
+        case .commandStatus(let opcode, let count, let status):
+            credits = Int(count)
+            complete(opcode) { name in
+                status == .success ? .success([]) : .failure(statusError(name, status.rawValue))
+            }
+            grantCredits()
+        default:
+            if case .dropped = eventSink.yield(event) { recorder.record { $0.overflowed += 1 } }
+        }
+    }
+
+    private func statusError(_ name: String, _ status: UInt8) -> RadioError {
+        let code = HCIStatus(rawValue: status)
+        return RadioError(kind: .controller, device: device, operation: name, status: code, message: "controller answered \(code)")
+    }
+
+    /// Resolves the oldest command with this opcode; opcode 0 (credits only) and answers nobody
+    /// waits for any more (timed out) are ignored.
+    private func complete(_ opcode: HCIOpcode, _ result: (String) -> Result<ArraySlice<UInt8>, RadioError>) {
+        guard opcode.rawValue != 0, let index = pending.firstIndex(where: { $0.opcode == opcode }) else { return }
+        let waiter = pending.remove(at: index).waiter
+        waiter.timeout.cancel()
+        waiter.continuation.resume(with: result(waiter.name).mapError { $0 as any Error })
+    }
+
+    private func grantCredits() {
+        while credits > 0 && !creditWaiters.isEmpty {
+            credits -= 1
+            let waiter = creditWaiters.removeFirst()
+            waiter.timeout.cancel()
+            waiter.continuation.resume()
+        }
+    }
+
+    /// Fails everything still waiting with `cause`; later sends fail at once.
+    private func finish(_ cause: RadioError) {
+        guard finishedCause == nil else { return }
+        finishedCause = cause
+        for waiter in creditWaiters {
+            waiter.timeout.cancel()
+            waiter.continuation.resume(throwing: cause)
+        }
+        for (_, waiter) in pending {
+            waiter.timeout.cancel()
+            waiter.continuation.resume(throwing: cause)
+        }
+        creditWaiters = []
+        pending = []
+        eventSink.finish()
+    }
+}

@@ -1,0 +1,44 @@
+/// What a `Radio` tells its owner.
+public enum RadioEvent: Sendable {
+    /// The controller is reset and ready; advertising and scanning are (re)applied.
+    case up(ControllerInfo)
+    /// The controller is gone or could not be opened. Sent once per outage, with its first cause;
+    /// retries stay quiet until the next `up`.
+    case down(RadioError)
+    case sighting(Sighting)
+}
+
+/// What the controller said about itself after the reset.
+public struct ControllerInfo: Sendable, Equatable {
+    public var device: String
+    public var hciVersion: UInt8
+    public var hciRevision: UInt16
+    public var lmpVersion: UInt8
+    public var manufacturer: UInt16
+    public var lmpSubversion: UInt16
+    public var leFeatures: UInt64
+    /// The controller's public address (btvirt: 00:AA:01:<slot>:00:42).
+    public var publicAddress: BDAddress?
+    /// True when the LE features announce extended advertising and we use those commands.
+    public var usesExtendedAdvertising: Bool
+}
+
+/// Counters of input the radio dropped instead of trusting it.
+public struct RadioStatistics: Sendable, Equatable {
+    /// Bytes skipped in the H4 stream while resynchronising.
+    public var droppedStreamBytes = 0
+    /// H4 headers announcing impossible lengths.
+    public var droppedStreamPackets = 0
+    /// Event packets whose lengths did not add up.
+    public var malformedEvents = 0
+    /// Adverts whose AD structures had lying lengths.
+    public var malformedAdverts = 0
+    /// Extended report fragments (incomplete data) not turned into sightings.
+    public var incompleteReports = 0
+    /// Advertisements refused by `setAdvertisements` for being longer than 31 bytes.
+    public var refusedAdvertisements = 0
+    /// Packets or sightings dropped because a consumer fell behind.
+    public var overflowed = 0
+
+    public init() {}
+}

@@ -1,0 +1,185 @@
+import Logging
+
+/// One BLE controller, kept alive: opens the device, resets the controller, applies the current
+/// advertisements and scanning, reports sightings, and when the controller vanishes reports it
+/// once and reconnects with exponential back-off until it is back.
+///
+/// Advertising is a rotation: every `advertisingInterval` the next payload is announced by
+/// disable → set data → enable (btvirt sends one report per enable, so this is also how a single
+/// payload is re-announced). Scanning is passive without duplicate filtering.
+public actor Radio {
+    public nonisolated let events: AsyncStream<RadioEvent>
+    nonisolated let sink: AsyncStream<RadioEvent>.Continuation
+    public nonisolated let device: String
+    let configuration: RadioConfiguration
+    let logger: Logger
+    nonisolated let recorder = StatisticsRecorder()
+    private let openTransport: @Sendable (StatisticsRecorder) throws(RadioError) -> any HCITransport
+
+    // What the owner asked for; every (re)connection converges the controller to it.
+    var advertisements: [[UInt8]] = []
+    var scanning = false
+    var addressRotationRequested = false
+    /// Wakes the link's loop when the above changes, so changes apply at once, not at the next tick.
+    var wake: AsyncStream<Void>.Continuation?
+    /// What the connected controller has applied; `nil` while there is none.
+    var link: LinkState?
+
+    /// Sightings and state changes wait here for the owner; beyond this the oldest are dropped
+    /// (and counted) rather than growing memory.
+    static let bufferedEvents = 4096
+
+    public init(device: RadioDevice, configuration: RadioConfiguration = RadioConfiguration(), logger: Logger) {
+        self.init(name: device.description, configuration: configuration, logger: logger) { recorder throws(RadioError) in
+            try device.open(recorder: recorder)
+        }
+    }
+
+    /// Any transport, e.g. a fake controller in tests.
+    init(
+        name: String, configuration: RadioConfiguration, logger: Logger,
+        openTransport: @escaping @Sendable (StatisticsRecorder) throws(RadioError) -> any HCITransport
+    ) {
+        device = name
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "device"] = "\(name)"
+        self.logger = logger
+        self.openTransport = openTransport
+        (events, sink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
+    }
+
+    /// Input dropped so far (garbage bytes, malformed events and adverts, overflow).
+    public nonisolated var statistics: RadioStatistics { recorder.snapshot }
+
+    /// The longest payload a legacy advert carries.
+    public static let maximumAdvertisementLength = HCICommand.maximumLegacyAdvertisingDataLength
+
+    /// Complete AD payloads to rotate through; `[]` stops advertising. Payloads longer than 31
+    /// bytes are refused (left out, logged and counted): a real controller rejects them and
+    /// btvirt crashes on them.
+    public func setAdvertisements(_ payloads: [[UInt8]]) {
+        setAdvertisements(payloads, rotatingAddress: false)
+    }
+
+    /// New payloads and, when `rotatingAddress`, a fresh random static address, applied in the
+    /// same step: for the privacy rotation, where new message ids must never be seen from the old
+    /// address nor old ids from the new one (two separate calls could interleave with a step).
+    public func setAdvertisements(_ payloads: [[UInt8]], rotatingAddress: Bool) {
+        let accepted = payloads.filter { $0.count <= Self.maximumAdvertisementLength }
+        if accepted.count != payloads.count {
+            let refused = payloads.count - accepted.count
+            recorder.record { $0.refusedAdvertisements += refused }
+            logger.error("refused advertisements longer than 31 bytes", metadata: ["count": "\(refused)"])
+        }
+        advertisements = accepted
+        if rotatingAddress { addressRotationRequested = true }
+        wake?.yield()
+    }
+
+    public func setScanning(_ enabled: Bool) {
+        scanning = enabled
+        wake?.yield()
+    }
+
+    /// A fresh random static address from the next advertising enable on.
+    public func rotateAddress() {
+        addressRotationRequested = true
+        wake?.yield()
+    }
+
+    /// Runs until cancelled, then ends `events`. Call it once per radio.
+    public func run() async {
+        var delay = configuration.reconnectInitialDelay
+        var downReported = false
+        while !Task.isCancelled {
+            let (wasUp, failure) = await connectAndServe()
+            guard let failure, !Task.isCancelled else { break }
+            if wasUp {
+                downReported = false
+                delay = configuration.reconnectInitialDelay
+            }
+            if downReported {
+                logger.debug("reconnect failed", metadata: ["error": "\(failure)"])
+            } else {
+                logger.error("controller down", metadata: ["error": "\(failure)", "errno": "\(failure.errno.map(String.init) ?? "-")"])
+                sink.yield(.down(failure))
+                downReported = true
+            }
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                break
+            }
+            delay = min(delay * 2, configuration.reconnectMaximumDelay)
+        }
+        // Stopping is not an outage: no `.down`, the stream just ends.
+        sink.finish()
+    }
+
+    /// One connection: returns whether the controller came up and why the connection ended
+    /// (`nil` when cancelled).
+    private func connectAndServe() async -> (Bool, RadioError?) {
+        let transport: any HCITransport
+        do {
+            transport = try openTransport(recorder)
+        } catch {
+            return (false, error)
+        }
+        defer { transport.close() }
+        let controller = HCIController(transport: transport, commandTimeout: configuration.commandTimeout, recorder: recorder)
+        var failure: RadioError?
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await controller.run() }
+                group.addTask { try await self.serve(controller) }
+                group.addTask { try await self.deliverSightings(from: controller) }
+                // Whichever ends first ends the connection: the transport closing, a command
+                // failing, a hardware error.
+                _ = try await group.next()
+                group.cancelAll()
+            }
+        } catch let error as RadioError {
+            failure = error
+        } catch {
+            failure = nil  // cancelled
+        }
+        if failure == nil && !Task.isCancelled {
+            // Not asked to stop, yet the connection ended without a cause: still an outage.
+            failure = RadioError(kind: .unavailable, device: device, operation: "read", message: "the connection ended")
+        }
+        let wasUp = link != nil
+        link = nil
+        wake = nil
+        return (wasUp, failure)
+    }
+
+    /// Builds sightings off the actor: every report is parsed where it arrives.
+    private nonisolated func deliverSightings(from controller: HCIController) async throws {
+        for await event in controller.events {
+            switch event {
+            case .advertisingReports(let reports):
+                let now = ContinuousClock.now
+                for report in reports {
+                    guard report.isComplete else {
+                        recorder.record { $0.incompleteReports += 1 }
+                        continue
+                    }
+                    guard let sighting = Sighting(report: report, time: now) else {
+                        recorder.record { $0.malformedAdverts += 1 }
+                        continue
+                    }
+                    if case .dropped = sink.yield(.sighting(sighting)) { recorder.record { $0.overflowed += 1 } }
+                }
+            case .hardwareError(let code):
+                throw RadioError(
+                    kind: .controller, device: device, operation: "Hardware Error event",
+                    message: "the controller reported hardware error 0x\(String(code, radix: 16))")
+            default:
+                continue
+            }
+        }
+        if let cause = await controller.finishedCause { throw cause }
+        throw CancellationError()
+    }
+}

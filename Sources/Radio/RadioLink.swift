@@ -1,0 +1,178 @@
+/// What the connected controller currently has applied, so each step only sends what changed.
+struct LinkState {
+    var info: ControllerInfo
+    var extended: Bool { info.usesExtendedAdvertising }
+    var address: BDAddress?
+    var advertisingParametersSet = false
+    var advertisingEnabled = false
+    var advertisingData: [UInt8]?
+    var scanParametersSet = false
+    var scanningEnabled = false
+    var nextPayload = 0
+    /// The last liveness probe on a shared kernel device (see `probeIfShared`).
+    var lastProbe = ContinuousClock.now
+}
+
+extension Radio {
+    /// Resets the controller, says so with `.up`, then converges it to the wanted state at every
+    /// change and every advertising interval, until cancelled or a command fails.
+    func serve(_ controller: HCIController) async throws {
+        let info = try await initialize(controller)
+        link = LinkState(info: info)
+        logger.info(
+            "controller up",
+            metadata: ["address": "\(info.publicAddress.map { "\($0)" } ?? "-")", "extended": "\(info.usesExtendedAdvertising)"])
+        sink.yield(.up(info))
+        let (signals, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        self.wake = wake
+        wake.yield()
+        let interval = configuration.advertisingInterval
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: interval)
+                    wake.yield()
+                }
+            }
+            for await _ in signals {
+                try await step(controller)
+            }
+            group.cancelAll()
+        }
+        throw CancellationError()
+    }
+
+    private func initialize(_ controller: HCIController) async throws -> ControllerInfo {
+        if controller.ownsController {
+            try await controller.send(.reset)
+        } else {
+            // Shared with the kernel: no reset, but start from a known state.
+            _ = try? await controller.send(.leSetAdvertisingEnable(false))
+            _ = try? await controller.send(.leSetScanEnable(false))
+        }
+        let version = try await controller.send(.readLocalVersion, decode: ControllerResponses.localVersion)
+        let features = try await controller.send(.leReadLocalSupportedFeatures, decode: ControllerResponses.leFeatures)
+        let address = try await controller.send(.readBDAddress, decode: ControllerResponses.bdAddress)
+        var extended = features & LEFeature.extendedAdvertising != 0
+        if extended {
+            // Some controllers announce the feature but lack the commands; ask one before relying on them.
+            do {
+                _ = try await controller.send(.leReadMaximumAdvertisingDataLength)
+            } catch let error as RadioError where error.status == .unknownCommand {
+                extended = false
+            }
+        }
+        return ControllerInfo(
+            device: device, hciVersion: version.hciVersion, hciRevision: version.hciRevision, lmpVersion: version.lmpVersion,
+            manufacturer: version.manufacturer, lmpSubversion: version.lmpSubversion, leFeatures: features,
+            publicAddress: address, usesExtendedAdvertising: extended)
+    }
+
+    /// One step: the next advertisement (with any address rotation), then scanning on/off.
+    /// Advertising goes first so that after a (re)connect the random address is set before
+    /// scanning starts, which would otherwise have to pause for it.
+    func step(_ controller: HCIController) async throws {
+        guard link != nil else { return }
+        try await advanceAdvertising(controller)
+        try await applyScanning(controller)
+        try await probeIfShared(controller)
+    }
+
+    /// On a raw socket shared with the kernel, `hciconfig hciN down` is announced only to sockets
+    /// bound to no device (HCI_EV_SI_DEVICE), never to ours, and a radio that only scans sends no
+    /// commands that would fail. So every `livenessProbeInterval` it asks the controller something
+    /// harmless: on a device that is down the write fails with ENETDOWN, the session ends with
+    /// `.down`, and the reconnect loop restores scanning once the device is up again.
+    private func probeIfShared(_ controller: HCIController) async throws {
+        guard !controller.ownsController, let state = link,
+              ContinuousClock.now - state.lastProbe >= Self.livenessProbeInterval else { return }
+        link?.lastProbe = .now
+        _ = try await controller.send(.readLocalVersion, decode: ControllerResponses.localVersion)
+    }
+
+    static let livenessProbeInterval: Duration = .seconds(2)
+
+    private func applyScanning(_ controller: HCIController) async throws {
+        guard let state = link, scanning != state.scanningEnabled else { return }
+        try await setScanEnabled(scanning, controller)
+    }
+
+    private func setScanEnabled(_ enabled: Bool, _ controller: HCIController) async throws {
+        guard let state = link else { return }
+        let extended = state.extended
+        if enabled && !state.scanParametersSet {
+            let (interval, window) = (configuration.scanInterval, configuration.scanWindow)
+            try await controller.send(
+                extended
+                    ? .leSetExtendedScanParameters(interval: interval, window: window)
+                    : .leSetScanParameters(interval: interval, window: window))
+            link?.scanParametersSet = true
+        }
+        try await controller.send(extended ? .leSetExtendedScanEnable(enabled) : .leSetScanEnable(enabled))
+        link?.scanningEnabled = enabled
+    }
+
+    private func setAdvertisingEnabled(_ enabled: Bool, _ controller: HCIController) async throws {
+        guard let state = link, state.advertisingEnabled != enabled else { return }
+        try await controller.send(
+            state.extended ? .leSetExtendedAdvertisingEnable(enabled) : .leSetAdvertisingEnable(enabled))
+        link?.advertisingEnabled = enabled
+    }
+
+    private func advanceAdvertising(_ controller: HCIController) async throws {
+        guard let state = link else { return }
+        let payloads = advertisements
+        guard !payloads.isEmpty else {
+            try await setAdvertisingEnabled(false, controller)
+            return
+        }
+        // Parameters, address and data may only change while advertising is off.
+        try await setAdvertisingEnabled(false, controller)
+        if state.extended {
+            try await ensureAdvertisingParameters(controller)
+            try await ensureAddress(controller)
+        } else {
+            try await ensureAddress(controller)
+            try await ensureAdvertisingParameters(controller)
+        }
+        let index = state.nextPayload % payloads.count
+        link?.nextPayload = index + 1
+        let data = payloads[index]
+        if link?.advertisingData != data {
+            try await controller.send(
+                state.extended
+                    ? .leSetExtendedAdvertisingData(data, device: device)
+                    : .leSetAdvertisingData(data, device: device))
+            link?.advertisingData = data
+        }
+        try await setAdvertisingEnabled(true, controller)
+    }
+
+    private func ensureAdvertisingParameters(_ controller: HCIController) async throws {
+        guard let state = link, !state.advertisingParametersSet else { return }
+        let interval = configuration.advertisingInterval
+        try await controller.send(
+            state.extended
+                ? .leSetExtendedAdvertisingParameters(interval: interval)
+                : .leSetAdvertisingParameters(interval: interval))
+        link?.advertisingParametersSet = true
+    }
+
+    /// Sets a fresh random static address when there is none yet or a rotation was asked for.
+    /// Legacy controllers refuse LE Set Random Address while scanning, so scanning pauses for it.
+    private func ensureAddress(_ controller: HCIController) async throws {
+        guard let state = link, state.address == nil || addressRotationRequested else { return }
+        let address = BDAddress.randomStatic()
+        if state.extended {
+            try await controller.send(.leSetAdvertisingSetRandomAddress(address))
+        } else {
+            let resumeScanning = state.scanningEnabled
+            if resumeScanning { try await setScanEnabled(false, controller) }
+            try await controller.send(.leSetRandomAddress(address))
+            if resumeScanning { try await setScanEnabled(true, controller) }
+        }
+        link?.address = address
+        addressRotationRequested = false
+        logger.debug("advertising address set", metadata: ["address": "\(address)"])
+    }
+}

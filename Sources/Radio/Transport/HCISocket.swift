@@ -1,0 +1,29 @@
+import CBluetooth
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The kernel's HCI devices through libbluetooth: the only file that touches CBluetooth.
+///
+/// On a kernel without Bluetooth (this development machine) `socket(AF_BLUETOOTH, …)` fails with
+/// EAFNOSUPPORT; that becomes a `RadioError` naming `hciN` and the errno, never a crash.
+enum HCISocket {
+    static func open(index: Int, exclusive: Bool, device: String) throws(RadioError) -> Int32 {
+        if exclusive {
+            // socket(AF_BLUETOOTH, SOCK_RAW, BTPROTO_HCI) + bind to HCI_CHANNEL_USER.
+            return try syscall("open user channel (socket + bind HCI_CHANNEL_USER)", device: device) {
+                nearby_hci_open_user_channel(Int32(index))
+            }
+        }
+        // socket(AF_BLUETOOTH, SOCK_RAW, BTPROTO_HCI) + bind to the device's raw channel.
+        let fd = try syscall("hci_open_dev", device: device) { hci_open_dev(Int32(index)) }
+        do throws(RadioError) {
+            try syscall("setsockopt(HCI_FILTER)", device: device) { nearby_hci_filter_events(fd) }
+        } catch {
+            hci_close_dev(fd)
+            throw error
+        }
+        return fd
+    }
+}

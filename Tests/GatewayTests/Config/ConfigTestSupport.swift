@@ -1,0 +1,23 @@
+import Foundation
+@testable import Gateway
+
+enum ConfigFixture {
+    /// The repository, found from this file (Tests/GatewayTests/Config/ConfigTestSupport.swift).
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
+    static let boards = BoardCatalog(directories: ["\(repository)/boards"])
+
+    static func load(_ text: String) throws(ConfigError) -> (GatewayConfig, Board) {
+        try ConfigLoader.load(text: text, file: "test.toml", boards: boards)
+    }
+
+    /// The problems of `text` as "LINE: key: message" (nil line printed as "-").
+    static func problems(_ text: String, boards: BoardCatalog = boards) -> [String] {
+        do {
+            _ = try ConfigLoader.load(text: text, file: "test.toml", boards: boards)
+            return []
+        } catch {
+            return error.problems.map { "\($0.line.map(String.init) ?? "-"): \($0.key): \($0.message)" }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+@testable import Gateway
+
+@Suite struct SocketMonitorTableTests {
+    static let date = Date(timeIntervalSince1970: 1_700_000_000)
+
+    static func found(_ kind: String = "found", content: String = "hello", rssi: Int? = -60) -> String {
+        let message = Message(namespace: "room", type: "greeting", content: Array(content.utf8))
+        return "\(kind)/room/greeting " + ReplyLine.withRetained(
+            SightingEvent.json(message: message, medium: .ble, rssi: rssi, firstSeen: date, lastSeen: date), false)
+    }
+
+    @Test func foundAddsLostRemovesAndRepliesAreIgnored() {
+        var table = MonitorTable()
+        table.ingest("OK", now: Self.date)
+        table.ingest("PONG", now: Self.date)
+        table.ingest(Self.found(), now: Self.date)
+        table.ingest(Self.found(content: "other"), now: Self.date)
+        table.ingest(Self.found(rssi: -40), now: Self.date)          // same message again: updated in place
+        #expect(table.rows.map(\.content) == ["hello", "other"])
+        #expect(table.rows.first?.rssi == -40)
+        table.ingest(Self.found("lost"), now: Self.date)
+        #expect(table.rows.map(\.content) == ["other"])
+    }
+
+    @Test func systemStateKeepsTheLatestAndDropsClearedErrors() {
+        var table = MonitorTable()
+        table.ingest(#"$SYS/permission {"permission":"undecided","retained":true}"#, now: Self.date)
+        table.ingest(#"$SYS/permission {"permission":"granted","retained":false}"#, now: Self.date)
+        table.ingest(#"$SYS/error/bluetooth-power {"set":true,"retained":false}"#, now: Self.date)
+        #expect(table.system.map(\.json) == [#"{"set":true}"#, #"{"permission":"granted"}"#])
+        table.ingest(#"$SYS/error/bluetooth-power {"set":false,"retained":false}"#, now: Self.date)
+        #expect(table.system.map(\.topic) == ["$SYS/permission"])
+    }
+
+    @Test func renderShowsEveryColumnWithinTheWidth() {
+        var table = MonitorTable()
+        table.ingest(Self.found(rssi: nil), now: Self.date)
+        let screen = table.render(now: Self.date.addingTimeInterval(75), width: 80, header: "h")
+        #expect(screen.allSatisfy { $0.count <= 80 })
+        let row = screen[3]
+        #expect(row.hasPrefix("room"))
+        #expect(row.contains("greeting") && row.contains("hello") && row.contains("ble") && row.contains("1m15s"))
+        #expect(MonitorTable.plainLine(Self.found()) == #"found/room/greeting "hello" medium=ble rssi=-60"#)
+        #expect(MonitorTable.plainLine("OK p-1") == nil)
+    }
+}

@@ -1,0 +1,142 @@
+import Testing
+
+@testable import Radio
+
+/// Driver logic against a fake controller: flow control, timeouts, error statuses, a vanishing
+/// transport.
+@Suite struct HCIControllerTests {
+    /// A controller with its pump running for the duration of `body`.
+    func withController(
+        _ fake: FakeController, timeout: Duration = .seconds(5), _ body: (HCIController) async throws -> Void
+    ) async throws {
+        let controller = HCIController(transport: fake, commandTimeout: timeout)
+        let pump = Task { try await controller.run() }
+        defer {
+            pump.cancel()
+            fake.close()
+        }
+        try await body(controller)
+    }
+
+    /// Waits (yielding, with a deadline) until `condition` holds.
+    func eventually(_ what: String, _ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !(await condition()) {
+            guard ContinuousClock.now < deadline else { throw DeadlineExceeded(what: what) }
+            await Task.yield()
+        }
+    }
+
+    @Test func returnParametersComeBackWithTheStatus() async throws {
+        let fake = FakeController()
+        try await withController(fake) { controller in
+            let info = try await controller.send(.readBDAddress, decode: ControllerResponses.bdAddress)
+            #expect(info == BDAddress("00:AA:01:02:00:42"))
+        }
+    }
+
+    @Test func aSecondCommandWaitsForTheControllersCredit() async throws {
+        let fake = FakeController { _ in .none }
+        try await withController(fake) { controller in
+            let first = Task { try await controller.send(.reset) }
+            _ = try await FakeControllerWaiting.next(fake.sent)
+            let second = Task { try await controller.send(.readLocalVersion) }
+            try await eventually("the second command to wait for a credit") { await controller.commandsWaitingForCredit == 1 }
+            #expect(fake.log.map(\.opcode) == [.reset])
+            // Complete the first but grant no credit: the second must still wait.
+            fake.answer(.reset, .complete(credits: 0))
+            _ = try await first.value
+            #expect(await controller.commandsWaitingForCredit == 1)
+            #expect(fake.log.map(\.opcode) == [.reset])
+            // A credit-only Command Complete (opcode 0) lets it go.
+            fake.inject(FakeController.commandComplete(HCIOpcode(rawValue: 0), credits: 1))
+            #expect(try await FakeControllerWaiting.next(fake.sent).opcode == .readLocalVersion)
+            fake.answer(.readLocalVersion, .complete(parameters: [9, 0, 0, 9, 0, 0, 0, 0]))
+            _ = try await second.value
+        }
+    }
+
+    @Test func severalCreditsLetSeveralCommandsGo() async throws {
+        let fake = FakeController { _ in .none }
+        try await withController(fake) { controller in
+            let first = Task { try await controller.send(.reset) }
+            _ = try await FakeControllerWaiting.next(fake.sent)
+            fake.answer(.reset, .complete(credits: 3))
+            _ = try await first.value
+            let a = Task { try await controller.send(.readLocalVersion) }
+            let b = Task { try await controller.send(.readBDAddress) }
+            let c = Task { try await controller.send(.leReadLocalSupportedFeatures) }
+            for _ in 0..<3 { _ = try await FakeControllerWaiting.next(fake.sent) }
+            #expect(await controller.credits == 0)
+            fake.answer(.readBDAddress, .complete(parameters: [1, 2, 3, 4, 5, 6], credits: 1))
+            fake.answer(.readLocalVersion, .complete(parameters: [9, 0, 0, 9, 0, 0, 0, 0], credits: 1))
+            fake.answer(.leReadLocalSupportedFeatures, .complete(parameters: [0, 0, 0, 0, 0, 0, 0, 0], credits: 1))
+            for task in [a, b, c] { _ = try await task.value }
+        }
+    }
+
+    @Test func aCommandWithoutAnswerTimesOutNamingTheCommand() async throws {
+        let fake = FakeController { _ in .none }
+        try await withController(fake, timeout: .milliseconds(50)) { controller in
+            let error = try await #require(throws: RadioError.self) { try await controller.send(.leSetScanEnable(true)) }
+            #expect(error.kind == .controller)
+            #expect(error.operation == "LE Set Scan Enable")
+            #expect(error.device == "fake")
+            // A credit is lent after a timeout so the next command can at least be tried.
+            fake.setResponder(FakeController.btvirtLike)
+            try await controller.send(.reset)
+        }
+    }
+
+    @Test func errorStatusesBecomeTypedErrors() async throws {
+        let fake = FakeController { command in
+            command.opcode == .leSetAdvertisingData ? .complete(status: 0x12) : FakeController.btvirtLike(command)
+        }
+        try await withController(fake) { controller in
+            let invalid = try await #require(throws: RadioError.self) { try await controller.send(try .leSetAdvertisingData([2, 1, 6])) }
+            #expect(invalid.status == .invalidParameters)
+            #expect(invalid.operation == "LE Set Advertising Data")
+            #expect(invalid.kind == .controller)
+            #expect(invalid.description == "fake: LE Set Advertising Data: controller answered Invalid HCI Command Parameters (0x12)")
+            // Command Status with an error, as btvirt answers unknown commands.
+            let unknown = try await #require(throws: RadioError.self) { try await controller.send(.leReadMaximumAdvertisingDataLength) }
+            #expect(unknown.status == .unknownCommand)
+            #expect(unknown.operation == "LE Read Maximum Advertising Data Length")
+            // The controller still works after errors.
+            try await controller.send(.reset)
+        }
+    }
+
+    @Test func aVanishingTransportFailsWaitingCommandsWithItsCause() async throws {
+        let fake = FakeController { _ in .none }
+        let controller = HCIController(transport: fake, commandTimeout: .seconds(30))
+        let pump = Task { try await controller.run() }
+        let waiting = Task { try await controller.send(.reset) }
+        _ = try await FakeControllerWaiting.next(fake.sent)
+        let cause = RadioError(kind: .unavailable, device: "fake", operation: "read", message: "the controller closed the connection")
+        fake.vanish(cause)
+        await #expect(throws: cause) { try await waiting.value }
+        await #expect(throws: cause) { try await pump.value }
+        await #expect(throws: cause) { try await controller.send(.reset) }
+    }
+
+    @Test func otherEventsArePassedOnAndMalformedOnesCounted() async throws {
+        let fake = FakeController()
+        let recorder = StatisticsRecorder()
+        let controller = HCIController(transport: fake, commandTimeout: .seconds(5), recorder: recorder)
+        let pump = Task { try await controller.run() }
+        defer { pump.cancel() }
+        fake.inject([0x0E, 0x09, 0x01])  // lies about its length
+        fake.inject([0x10, 0x01, 0x03])
+        let event = try await first("hardware error", in: controller.events) { $0 }
+        #expect(event == .hardwareError(code: 3))
+        #expect(recorder.snapshot.malformedEvents == 1)
+        fake.close()
+    }
+}
+
+enum FakeControllerWaiting {
+    static func next(_ stream: AsyncStream<HCICommand>) async throws -> HCICommand {
+        try await first("a command", in: stream) { $0 }
+    }
+}

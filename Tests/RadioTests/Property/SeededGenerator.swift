@@ -1,0 +1,37 @@
+/// SplitMix64: a tiny seeded generator, so a failing property run can be replayed exactly.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func bytes(_ count: Int) -> [UInt8] {
+        (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) }
+    }
+
+    /// A random edit of `input`: flipped, replaced, inserted or deleted bytes, a changed length
+    /// byte, truncation, random tail, or a splice with another sample.
+    mutating func mutate(_ input: [UInt8], splice other: [UInt8]) -> [UInt8] {
+        var bytes = input
+        for _ in 0..<Int.random(in: 1...4, using: &self) {
+            let index = bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &self)
+            switch Int.random(in: 0..<8, using: &self) {
+            case 0 where !bytes.isEmpty: bytes[index] ^= UInt8(1) << UInt8.random(in: 0...7, using: &self)
+            case 1 where !bytes.isEmpty: bytes[index] = UInt8.random(in: 0...255, using: &self)
+            case 2: bytes.insert(UInt8.random(in: 0...255, using: &self), at: index)
+            case 3 where !bytes.isEmpty: bytes.remove(at: index)
+            case 4 where bytes.count > 1: bytes[1] = UInt8.random(in: 0...255, using: &self)  // a length field
+            case 5: bytes = Array(bytes.prefix(index))
+            case 6: bytes += self.bytes(Int.random(in: 1...40, using: &self))
+            default: bytes = Array(bytes.prefix(index)) + other.dropFirst(Int.random(in: 0...other.count, using: &self))
+            }
+        }
+        return bytes
+    }
+}

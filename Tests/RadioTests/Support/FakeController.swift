@@ -1,0 +1,131 @@
+import Synchronization
+
+@testable import Radio
+
+/// A controller in memory for driver and radio logic: answers commands through `responder`,
+/// records what it was sent, and can inject events or vanish.
+final class FakeController: HCITransport {
+    enum Response: Sendable {
+        /// Command Complete with this status, extra return parameters and credit count.
+        case complete(status: UInt8 = 0, parameters: [UInt8] = [], credits: UInt8 = 1)
+        /// Command Status (what btvirt sends for unknown commands).
+        case status(UInt8, credits: UInt8 = 1)
+        /// No answer; the test answers later with `answer(_:_:)`, or never.
+        case none
+    }
+
+    let device: String
+    let ownsController: Bool
+    let incoming: AsyncStream<TransportEvent>
+    private let continuation: AsyncStream<TransportEvent>.Continuation
+    /// Every command as it is written, for tests to await in order.
+    let sent: AsyncStream<HCICommand>
+    private let sentSink: AsyncStream<HCICommand>.Continuation
+    private let state: Mutex<State>
+
+    private struct State {
+        var log: [HCICommand] = []
+        var closed = false
+        var responder: @Sendable (HCICommand) -> Response
+    }
+
+    init(
+        device: String = "fake", ownsController: Bool = true,
+        responder: @escaping @Sendable (HCICommand) -> Response = FakeController.btvirtLike
+    ) {
+        self.device = device
+        self.ownsController = ownsController
+        (incoming, continuation) = AsyncStream.makeStream()
+        (sent, sentSink) = AsyncStream.makeStream()
+        state = Mutex(State(responder: responder))
+    }
+
+    var log: [HCICommand] { state.withLock { $0.log } }
+
+    func setResponder(_ responder: @escaping @Sendable (HCICommand) -> Response) {
+        state.withLock { $0.responder = responder }
+    }
+
+    func send(_ packet: [UInt8]) throws(RadioError) {
+        guard packet.count >= 4, packet[0] == 0x01, Int(packet[3]) == packet.count - 4 else {
+            throw RadioError(kind: .protocolViolation, device: device, operation: "send", message: "not a command packet")
+        }
+        let command = HCICommand(opcode: HCIOpcode(rawValue: UInt16(packet[1]) | UInt16(packet[2]) << 8), parameters: Array(packet[4...]))
+        let response = try state.withLock { state throws(RadioError) -> Response in
+            guard !state.closed else {
+                throw RadioError(kind: .unavailable, device: device, operation: "send", message: "transport is closed")
+            }
+            state.log.append(command)
+            return state.responder(command)
+        }
+        sentSink.yield(command)
+        answer(command.opcode, response)
+    }
+
+    func answer(_ opcode: HCIOpcode, _ response: Response) {
+        switch response {
+        case .complete(let status, let parameters, let credits):
+            inject(Self.commandComplete(opcode, status: status, parameters: parameters, credits: credits))
+        case .status(let status, let credits):
+            inject([0x0F, 4, status, credits, UInt8(opcode.rawValue & 0xFF), UInt8(opcode.rawValue >> 8)])
+        case .none:
+            break
+        }
+    }
+
+    /// An event packet (without the H4 indicator).
+    func inject(_ event: [UInt8]) {
+        continuation.yield(.packet(H4Packet(type: .event, bytes: event)))
+    }
+
+    /// The controller disappears, as when btvirt dies.
+    func vanish(_ cause: RadioError) {
+        state.withLock { $0.closed = true }
+        continuation.yield(.closed(cause))
+        continuation.finish()
+    }
+
+    func close() {
+        let first = state.withLock { state in
+            defer { state.closed = true }
+            return !state.closed
+        }
+        if first {
+            continuation.yield(.closed(nil))
+            continuation.finish()
+        }
+    }
+
+    static func commandComplete(_ opcode: HCIOpcode, status: UInt8 = 0, parameters: [UInt8] = [], credits: UInt8 = 1) -> [UInt8] {
+        [0x0E, UInt8(4 + parameters.count), credits, UInt8(opcode.rawValue & 0xFF), UInt8(opcode.rawValue >> 8), status]
+            + parameters
+    }
+
+    /// Answers like btvirt's LE controller: version 5.0, LE features without extended advertising,
+    /// "Unknown HCI Command" (as Command Status) for the extended commands.
+    @Sendable static func btvirtLike(_ command: HCICommand) -> Response {
+        switch command.opcode {
+        case .readLocalVersion: .complete(parameters: [0x09, 0x00, 0x00, 0x09, 0xF1, 0x05, 0x00, 0x00])
+        case .leReadLocalSupportedFeatures: .complete(parameters: [0x0B, 0, 0, 0, 0, 0, 0, 0])
+        case .readBDAddress: .complete(parameters: [0x42, 0x00, 0x02, 0x01, 0xAA, 0x00])
+        case .leReadMaximumAdvertisingDataLength, .leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData,
+            .leSetExtendedAdvertisingEnable, .leSetExtendedScanParameters, .leSetExtendedScanEnable,
+            .leSetAdvertisingSetRandomAddress:
+            .status(HCIStatus.unknownCommand.rawValue)
+        default: .complete()
+        }
+    }
+
+    /// A 5.x controller with extended advertising.
+    @Sendable static func extendedCapable(_ command: HCICommand) -> Response {
+        switch command.opcode {
+        case .leReadLocalSupportedFeatures: .complete(parameters: [0x0B, 0x10, 0, 0, 0, 0, 0, 0])  // bit 12
+        case .leReadMaximumAdvertisingDataLength: .complete(parameters: [0xF2, 0x00])
+        case .leSetExtendedAdvertisingParameters: .complete(parameters: [0x00])  // selected TX power
+        case .leSetExtendedAdvertisingData, .leSetExtendedAdvertisingEnable, .leSetExtendedScanParameters,
+            .leSetExtendedScanEnable, .leSetAdvertisingSetRandomAddress:
+            .complete()
+        default: btvirtLike(command)
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A btvirt of our own, so a test can make its controller vanish without touching the shared
+/// `/tmp/bt-server-le` everyone else uses.
+///
+/// btvirt always serves `/tmp/bt-server-*`, so it runs in a private mount namespace with a fresh
+/// tmpfs on /tmp, and socat relays a socket in a folder outside /tmp to it. All of it (unshare's
+/// shell, btvirt, socat and socat's per-connection children) is one process group that we
+/// create, so `stop()` ends exactly these processes, and the namespace with them. (The project's
+/// `scripts/private-air` starts btvirt with `setsid`, in a session of its own, so killing that
+/// group would leave btvirt orphaned in an unreachable namespace; hence this.)
+final class PrivateAir {
+    let directory: String
+    var socketPath: String { directory + "/air.sock" }
+    private var pid: pid_t = 0
+
+    init() throws {
+        var template = Array("/var/tmp/nearby-radio-air-XXXXXX".utf8CString)
+        guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw PrivateAirError("mkdtemp /var/tmp: \(String(cString: strerror(errno)))")
+        }
+        directory = String(cString: created)
+    }
+
+    /// Starts btvirt and the relay. The relay socket appears once btvirt accepts; radios pointed at
+    /// it simply retry until then, as they would for a late controller.
+    func start() throws {
+        let shim = try Self.shimPath(buildingInto: directory)
+        let script = """
+            set -e
+            mount -t tmpfs -o mode=1777 nearby-air /tmp
+            LD_PRELOAD="$1" btvirt -s -l0 </dev/null >/dev/null 2>&1 &
+            for _ in $(seq 1 200); do
+                timeout 1 socat -u OPEN:/dev/null UNIX-CONNECT:/tmp/bt-server-le >/dev/null 2>&1 && break
+                sleep 0.025
+            done
+            exec socat UNIX-LISTEN:"$2",fork,unlink-early UNIX-CONNECT:/tmp/bt-server-le
+            """
+        let arguments = ["unshare", "-m", "--propagation", "private", "bash", "-c", script, "private-air", shim, socketPath]
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // A new process group led by the child: its pid is the group id we kill later.
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let result = posix_spawnp(&pid, "unshare", nil, &attributes, &argv, environ)
+        guard result == 0 else { throw PrivateAirError("posix_spawnp unshare: \(String(cString: strerror(result)))") }
+    }
+
+    /// Kills btvirt, the relay and every relayed connection at once.
+    func stop() {
+        guard pid > 0 else { return }
+        kill(-pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        pid = 0
+        unlink(socketPath)
+    }
+
+    deinit {
+        stop()
+        unlink(directory + "/afalg-shim.so")
+        rmdir(directory)
+    }
+
+    /// The AF_ALG shim btvirt needs here, placed in our folder: the checkout itself may live under
+    /// /tmp (CI clones do), which btvirt's namespace hides behind its fresh tmpfs. Copied from what
+    /// scripts/setup built, else built from its source.
+    static func shimPath(buildingInto folder: String) throws -> String {
+        let top = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+        var candidates = ["\(top)/.cache/afalg-shim.so"]
+        if let repo = ProcessInfo.processInfo.environment["NEARBY_REPO"] { candidates.insert("\(repo)/.cache/afalg-shim.so", at: 0) }
+        let output = folder + "/afalg-shim.so"
+        if let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) {
+            try? FileManager.default.removeItem(atPath: output)
+            try FileManager.default.copyItem(atPath: found, toPath: output)
+            return output
+        }
+        let source = "\(top)/tools/afalg-shim/afalg_shim.c"
+        let compiler = Process()
+        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        compiler.arguments = ["cc", "-shared", "-fPIC", "-O2", "-o", output, source, "-ldl"]
+        try compiler.run()
+        compiler.waitUntilExit()
+        guard compiler.terminationStatus == 0 else { throw PrivateAirError("could not build the AF_ALG shim from \(source)") }
+        return output
+    }
+}
+
+struct PrivateAirError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,66 @@
+import Logging
+import Synchronization
+
+@testable import Radio
+
+/// btvirt's shared LE server, started by `scripts/sim up` (scripts/test does it first).
+let sharedAir = RadioDevice.h4(path: "/tmp/bt-server-le")
+
+/// Random bytes so a test recognises its own adverts on the shared air.
+func uniqueBytes(_ count: Int) -> [UInt8] {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+}
+
+let quietLogger = Logger(label: "radio-test") { _ in SwiftLogNoOpLogHandler() }
+
+/// Runs `body` with running radios that have come up; stops them afterwards.
+func withRadios(
+    _ count: Int, device: RadioDevice = sharedAir, configuration: RadioConfiguration = RadioConfiguration(),
+    _ body: ([Radio]) async throws -> Void
+) async throws {
+    let radios = (0..<count).map { _ in Radio(device: device, configuration: configuration, logger: quietLogger) }
+    let tasks = radios.map { radio in Task { await radio.run() } }
+    defer { tasks.forEach { $0.cancel() } }
+    for radio in radios {
+        // A `down` first means there is no controller at all (for the shared air: `scripts/sim up`
+        // has not run): fail at once with its cause instead of waiting out the deadline.
+        let outcome = try await first("controller up on \(device)", in: radio.events) { event -> Result<ControllerInfo, RadioError>? in
+            if let info = event.upInfo { return .success(info) }
+            return event.downError.map { .failure($0) }
+        }
+        if case .failure(let error) = outcome {
+            throw NoController(device: device, cause: error)
+        }
+    }
+    try await body(radios)
+}
+
+/// A log handler that hands every message to a stream, so tests can wait for what the radio
+/// logs (e.g. each failed reconnect) instead of sleeping.
+struct StreamLogHandler: LogHandler {
+    let sink: AsyncStream<String>.Continuation
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        sink.yield(event.message.description)
+    }
+}
+
+struct NoController: Error, CustomStringConvertible {
+    var device: RadioDevice
+    var cause: RadioError
+    var description: String { "no controller at \(device) (is btvirt running? scripts/sim up): \(cause)" }
+}
+
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}

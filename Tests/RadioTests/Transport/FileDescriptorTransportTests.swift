@@ -1,0 +1,87 @@
+import Testing
+
+@testable import Radio
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The reader thread, on a socketpair standing in for the controller's end.
+@Suite struct FileDescriptorTransportTests {
+    /// (our end wrapped in a transport, the controller's raw end)
+    func makePair(_ recorder: StatisticsRecorder = StatisticsRecorder()) throws -> (FileDescriptorTransport, Int32) {
+        var fds: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        return (try FileDescriptorTransport(fd: fds[0], device: "pair", recorder: recorder), fds[1])
+    }
+
+    func write(_ fd: Int32, _ bytes: [UInt8]) {
+        #expect(bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) } == bytes.count)
+    }
+
+    @Test func packetsInPiecesAndGarbageArriveWholeAndCounted() async throws {
+        let recorder = StatisticsRecorder()
+        let (transport, peer) = try makePair(recorder)
+        defer {
+            transport.close()
+            Glibc.close(peer)
+        }
+        write(peer, [0xAA, 0xBB, 0x04, 0x0E, 0x04])
+        write(peer, [0x01, 0x03, 0x0C, 0x00])
+        let packet = try await first("the event", in: transport.incoming) { event -> H4Packet? in
+            if case .packet(let packet) = event { return packet }
+            return nil
+        }
+        #expect(packet == H4Packet(type: .event, bytes: [0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00]))
+        #expect(recorder.snapshot.droppedStreamBytes == 2)
+    }
+
+    @Test func commandsAreWrittenAsH4Packets() throws {
+        let (transport, peer) = try makePair()
+        defer {
+            transport.close()
+            Glibc.close(peer)
+        }
+        try transport.send(HCICommand.reset.packet)
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(peer, $0.baseAddress!, $0.count) }
+        #expect(Array(buffer.prefix(count)) == [0x01, 0x03, 0x0C, 0x00])
+    }
+
+    @Test func closeUnblocksTheReaderAndEndsTheStreamWithoutACause() async throws {
+        let (transport, peer) = try makePair()
+        defer { Glibc.close(peer) }
+        // The peer sends nothing: the reader is blocked until close() wakes it.
+        transport.close()
+        let cause = try await first("closed", in: transport.incoming) { event -> RadioError?? in
+            if case .closed(let cause) = event { return .some(cause) }
+            return nil
+        }
+        #expect(cause == nil)
+        let error = #expect(throws: RadioError.self) { try transport.send(HCICommand.reset.packet) }
+        #expect(error?.message == "transport is closed")
+    }
+
+    @Test func thePeerClosingIsReportedWithItsCause() async throws {
+        let (transport, peer) = try makePair()
+        Glibc.close(peer)
+        let cause = try await first("closed", in: transport.incoming) { event -> RadioError? in
+            if case .closed(let cause) = event { return cause }
+            return nil
+        }
+        #expect(cause.kind == .unavailable)
+        #expect(cause.device == "pair")
+        #expect(cause.operation == "read")
+        transport.close()
+    }
+
+    @Test func connectingToAMissingSocketNamesThePathAndErrno() {
+        let error = #expect(throws: RadioError.self) { _ = try RadioDevice.h4(path: "/nonexistent/bt.sock").open() }
+        #expect(error?.device == "h4:/nonexistent/bt.sock")
+        #expect(error?.operation == "connect")
+        #expect(error?.errno == ENOENT)
+        #expect(error?.kind == .unavailable)
+        let long = #expect(throws: RadioError.self) { _ = try RadioDevice.h4(path: "/" + String(repeating: "x", count: 200)).open() }
+        #expect(long?.message.contains("at most") == true)
+    }
+}

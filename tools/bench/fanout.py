@@ -1,0 +1,136 @@
+"""Socket fan-out: our SocketBroker vs Mosquitto on a UNIX socket, same clients, same load.
+
+Our side:  `nearby-gateway bench fanout-server` (the real SocketBroker, events published in-process
+           as the message manager does) + `bench fanout-clients --wire line` (100 connections).
+Mosquitto: `mosquitto -c CONF` (listener on a UNIX socket) + `bench fanout-clients --wire mqtt`
+           (100 MQTT 3.1.1 connections, QoS 0) + `bench mqtt-publish` (one MQTT connection).
+Both publishers use the same pacer and the same JSON (CLOCK_MONOTONIC stamp first); both client
+processes are the same Swift poll(2) loop, which stamps an event's arrival when its bytes are read.
+Broker CPU, between GO and the end of the clients' run, divided by that wall time: for ours, the
+server process's CPU minus its publishing thread's (clock_gettime; the broker's thread can't be
+picked out in /proc, threads inherit their creator's name); for Mosquitto, utime+stime from /proc.
+"""
+import json
+import os
+import shutil
+import subprocess
+import time
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid, tid=None):
+    path = f"/proc/{pid}/task/{tid}/stat" if tid else f"/proc/{pid}/stat"
+    with open(path) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def expect(proc, word):
+    line = proc.stdout.readline().strip()
+    if line != word:
+        raise RuntimeError(f"{proc.args[:3]}: expected {word}, got {line!r}")
+
+
+def wait_for_socket(path, proc, seconds=10):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            return
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args[0]} exited with {proc.returncode}")
+        time.sleep(0.02)
+    raise RuntimeError(f"{path} never appeared")
+
+
+def run_side(binary, work, side, clients, rate, seconds, payload):
+    events = int(rate * seconds)
+    sock = os.path.join(work, f"{side}.sock")
+    if os.path.exists(sock):
+        os.unlink(sock)
+    procs = []
+    try:
+        if side == "ours":
+            server = subprocess.Popen([binary, "bench", "fanout-server", "--socket", sock, "--rate", str(rate),
+                                       "--seconds", str(seconds), "--payload-bytes", str(payload)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            procs.append(server)
+            expect(server, "READY")
+            broker_pid, broker_tid = server.pid, None   # the server reports its broker thread's CPU itself
+            publisher = server
+        else:
+            conf = os.path.join(work, "mosquitto.conf")
+            with open(os.path.join(os.path.dirname(__file__), "mosquitto.conf")) as f:
+                text = f.read().replace("@SOCKET@", sock)
+            with open(conf, "w") as f:
+                f.write(text)
+            broker = subprocess.Popen(["mosquitto", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            procs.append(broker)
+            wait_for_socket(sock, broker)
+            broker_pid, broker_tid = broker.pid, None
+        receiver = subprocess.Popen([binary, "bench", "fanout-clients", "--socket", sock, "--wire",
+                                     "line" if side == "ours" else "mqtt", "--clients", str(clients),
+                                     "--events", str(events), "--deadline", str(seconds * 10 + 30)],
+                                    stdout=subprocess.PIPE, text=True)
+        procs.append(receiver)
+        expect(receiver, "READY")
+        if side != "ours":
+            publisher = subprocess.Popen([binary, "bench", "mqtt-publish", "--socket", sock, "--rate", str(rate),
+                                          "--seconds", str(seconds), "--payload-bytes", str(payload)],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            procs.append(publisher)
+            expect(publisher, "READY")
+        cpu0 = cpu_seconds(broker_pid, broker_tid)
+        rcpu0 = cpu_seconds(receiver.pid)
+        t0 = time.monotonic()
+        publisher.stdin.write("GO\n")
+        publisher.stdin.flush()
+        expect(publisher, "PUBLISHED")
+        out = receiver.stdout.read()
+        rcpu = cpu_seconds(receiver.pid) - rcpu0   # still readable: not reaped until wait()
+        received = json.loads(out)
+        receiver.wait()
+        wall = time.monotonic() - t0
+        cpu = cpu_seconds(broker_pid, broker_tid) - cpu0
+        publisher.stdin.write("DONE\n")
+        publisher.stdin.flush()
+        published = json.loads(publisher.stdout.read())
+        publisher.wait()
+        if side == "ours":
+            cpu, wall = published["broker_cpu_seconds"], published["wall_seconds"]
+        received.update({
+            "published": published["published"], "publish_seconds": published["publish_seconds"],
+            "broker_cpu_fraction": cpu / wall, "clients_cpu_fraction": rcpu / wall, "wall_seconds": wall,
+            "broker_dropped": published.get("dropped"),
+        })
+        return received
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+
+
+def run(binary, work, quick):
+    if not shutil.which("mosquitto"):
+        raise RuntimeError("mosquitto is not installed (scripts/bench installs it)")
+    os.makedirs(work, exist_ok=True)
+    os.chmod(work, 0o1777)   # mosquitto started as root drops to its own user and must create its socket here
+    clients, payload = 100, 256
+    seconds = 1 if quick else 10
+    # The required load, and in the full run a tenth of it, to show where each broker meets p99 < 5 ms.
+    rates = [10_000] if quick else [10_000, 1_000]
+    points = []
+    for rate in rates:
+        ours = run_side(binary, work, "ours", clients, rate, seconds, payload)
+        peer = run_side(binary, work, "mosquitto", clients, rate, seconds, payload)
+        points.append({"clients": clients, "rate": rate, "seconds": seconds, "payload_bytes": payload,
+                       "ours": ours, "mosquitto": peer})
+    return {"points": points}
+
+if __name__ == "__main__":
+    import sys
+    print(json.dumps(run(sys.argv[1], sys.argv[2], "--quick" in sys.argv), indent=1))

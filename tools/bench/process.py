@@ -1,0 +1,353 @@
+"""The gateway as a process on btvirt, inside `scripts/private-air` (a quiet air of its own).
+
+- Idle: gateway A (two subscriptions, one publication; gateway B advertising beside it, so A hears
+  10 adverts/s) for D seconds: RSS (VmRSS at the end, VmHWM) and CPU (utime+stime over D).
+  Peer: Mosquitto over the same D seconds with two paho-mqtt subscribers and one retained message.
+- Start → first advert: `nearby-gateway run` of a gateway with one publication is spawned; a raw HCI
+  observer on the same air stamps the first report carrying its frame. Peer: a bare raw-HCI
+  advertiser (connect, Reset, parameters, data, enable) measured by the same observer.
+- Advert → found: PUB of a fresh message on gateway B's socket; the observer stamps its first advert
+  on the air; gateway A's socket client stamps `found/...`. Reported: air → found (the §11 figure:
+  after the advert reaches the controller) and PUB → found. Peer: the bare advertiser's enable → the
+  observer's report (btvirt's own delivery time, the floor).
+- Lost: after found, UNPUB on B. error = lost event time − (last time the observer heard that message
+  + lost_after_s), over every rotation. The peer is the requirement (lost_after_s + 10 %).
+"""
+import base64
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def run(binary, top, work, quick):
+    """Outer side: re-runs this file inside scripts/private-air, reads its JSON."""
+    stage = tempfile.mkdtemp(prefix="nearby-bench-process-", dir="/var/tmp")   # /tmp is private in there
+    out = os.path.join(stage, "result.json")
+    cmd = [os.path.join(top, "scripts", "private-air"), sys.executable, os.path.abspath(__file__), "--inner",
+           binary, stage, out] + (["--quick"] if quick else [])
+    try:
+        subprocess.run(cmd, check=True, stdout=sys.stderr)
+        with open(out) as f:
+            return json.load(f)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+class LineClient:
+    """A gateway socket client stamping every event line it reads (CLOCK_MONOTONIC ns)."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        self.lock = threading.Condition()
+        self.lines = []
+        self.replies = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        buffer = b""
+        while True:
+            try:
+                data = self.sock.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            now = time.monotonic_ns()
+            buffer += data
+            *lines, buffer = buffer.split(b"\n")
+            with self.lock:
+                for line in lines:
+                    text = line.decode(errors="replace")
+                    if text.startswith(("OK", "ERR", "PONG")):
+                        self.replies.append(text)
+                    else:
+                        self.lines.append((now, text))
+                self.lock.notify_all()
+
+    def request(self, line, timeout=5):
+        with self.lock:
+            self.replies.clear()
+            self.sock.sendall((line + "\n").encode())
+            if not self.lock.wait_for(lambda: self.replies, timeout):
+                raise TimeoutError(f"no reply to {line!r}")
+            return self.replies.pop(0)
+
+    def wait_topic(self, topic, timeout):
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while True:
+                for stamp, text in self.lines:
+                    if text.split(" ", 1)[0] == topic:
+                        return stamp, text
+                left = deadline - time.monotonic()
+                if left <= 0 or not self.lock.wait(left):
+                    if time.monotonic() >= deadline:
+                        return None, None
+
+    def close(self):
+        self.sock.close()
+
+
+def config(work, name, api_key, lost_after, body):
+    path = os.path.join(work, f"{name}.toml")
+    with open(path, "w") as f:
+        f.write(f'''api_key = "{api_key}"
+board = "sim"
+log_level = "warning"
+[radio]
+device = "h4:/tmp/bt-server-le"
+lost_after_s = {lost_after}
+[socket]
+path = "{work}/{name}.sock"
+[state]
+path = "{work}/{name}-state.json"
+{body}
+''')
+    return path
+
+
+def publication(ns, type_, content):
+    return f'[[publication]]\nnamespace = "{ns}"\ntype = "{type_}"\ncontent = "{content}"\nmediums = ["ble"]\n'
+
+
+def subscription(ns, lost_after):
+    return f'[[subscription]]\nnamespace = "{ns}"\ntype = "*"\nmediums = ["ble"]\nlost_after_s = {lost_after}\n'
+
+
+def wait_path(path, proc, seconds=15):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            return
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args[:3]} exited with {proc.returncode}")
+        time.sleep(0.01)
+    raise RuntimeError(f"{path} never appeared")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def memory(pid):
+    values = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                values[key] = int(value.split()[0]) / 1024
+    return values
+
+
+def percentile(values, fraction):
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(fraction * len(ordered) + 0.5)) - 1))]
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def inner(binary, work, out, quick):
+    from hci_peer import BareAdvertiser, Observer
+    import paho.mqtt.client as mqtt
+
+    idle_seconds = 10 if quick else 60
+    starts = 3 if quick else 10
+    rotations = 15 if quick else 100
+    lost_after = 2
+    key = f"bench-process-{os.getpid()}"
+    procs = []
+    result = {"idle_seconds": idle_seconds, "lost_after_s": lost_after}
+    observer = Observer()
+    try:
+        # Floor: a bare raw-HCI advertiser seen by the same observer.
+        floor_start, floor_enable = [], []
+        for i in range(starts):
+            marker = f"fs{i:03d}".encode()
+            observer.add(marker)
+            t0 = time.monotonic_ns()
+            bare = BareAdvertiser()
+            bare.advertise(bytes([len(marker) + 1, 0x09]) + marker)
+            seen = observer.wait_first(marker, 5)
+            bare.close()
+            if seen:
+                floor_start.append((seen - t0) / 1e6)
+        bare = BareAdvertiser()
+        for i in range(rotations):
+            marker = f"fe{i:03d}".encode()
+            observer.add(marker)
+            t0 = bare.advertise(bytes([len(marker) + 1, 0x09]) + marker)
+            seen = observer.wait_first(marker, 5)
+            if seen:
+                floor_enable.append((seen - t0) / 1e6)
+        bare.close()
+
+        # Start → first advert of a gateway with one publication.
+        gw_start = []
+        for i in range(starts):
+            content = f"start{i:03d}"
+            observer.add(content.encode())
+            path = config(work, f"s{i}", key, lost_after, publication("bench", "boot", content))
+            t0 = time.monotonic_ns()
+            proc = subprocess.Popen([binary, "run", "--config", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            seen = observer.wait_first(content.encode(), 10)
+            stop(proc)
+            if seen:
+                gw_start.append((seen - t0) / 1e6)
+
+        # A: two subscriptions, one publication. B: one publication, its socket takes our PUBs.
+        a_conf = config(work, "a", key, lost_after, subscription("bench", lost_after) + subscription("other", lost_after)
+                        + publication("bench-a", "hello", "from-a"))
+        b_conf = config(work, "b", key, lost_after, publication("bench-b", "hello", "from-b") + subscription("bench-a", lost_after))
+        a = subprocess.Popen([binary, "run", "--config", a_conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(a)
+        b = subprocess.Popen([binary, "run", "--config", b_conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(b)
+        wait_path(f"{work}/a.sock", a)
+        wait_path(f"{work}/b.sock", b)
+
+        # Mosquitto beside it: two paho subscribers, one retained publication.
+        msock = os.path.join(work, "mq.sock")
+        mconf = os.path.join(work, "mq.conf")
+        with open(os.path.join(HERE, "mosquitto.conf")) as f:
+            open(mconf, "w").write(f.read().replace("@SOCKET@", msock))
+        os.chmod(work, 0o777)
+        mq = subprocess.Popen(["mosquitto", "-c", mconf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(mq)
+        wait_path(msock, mq)
+        paho = []
+        for n in range(2):
+            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"idle-{n}", transport="unix")
+            c.connect(msock)
+            c.subscribe(f"found/topic{n}/#")
+            c.loop_start()
+            paho.append(c)
+        paho[0].publish("found/topic0/hello", b"hello", retain=True).wait_for_publish(5)
+
+        time.sleep(2)   # let both settle (first found, connections) before the idle window opens
+        a_cpu0, mq_cpu0, t0 = cpu_seconds(a.pid), cpu_seconds(mq.pid), time.monotonic()
+        time.sleep(idle_seconds)
+        wall = time.monotonic() - t0
+        result["idle"] = {
+            "ours": dict(memory(a.pid), cpu=(cpu_seconds(a.pid) - a_cpu0) / wall),
+            "mosquitto": dict(memory(mq.pid), cpu=(cpu_seconds(mq.pid) - mq_cpu0) / wall),
+        }
+        for c in paho:
+            c.loop_stop()
+            c.disconnect()
+
+        # Rotations: PUB on B → found on A; UNPUB → lost on A.
+        ca, cb = LineClient(f"{work}/a.sock"), LineClient(f"{work}/b.sock")
+        ca.request("SUB found/bench/#")
+        ca.request("SUB lost/bench/#")
+        pub_found, air_found, pub_air, lost_error, misses = [], [], [], [], 0
+        pending_lost = []
+        for i in range(rotations):
+            type_ = f"r{i:03d}"
+            content = f"rot{i:03d}".encode()
+            observer.add(content)
+            t_pub = time.monotonic_ns()
+            reply = cb.request(f"PUB bench/{type_} {base64.b64encode(content).decode()} mediums=ble mode=broadcast")
+            if not reply.startswith("OK "):
+                raise RuntimeError(f"PUB refused: {reply}")
+            t_found, _ = ca.wait_topic(f"found/bench/{type_}", 10)
+            t_air = observer.wait_first(content, 1)
+            cb.request(f"UNPUB {reply.split()[1]}")
+            if t_found is None or t_air is None:
+                misses += 1
+                continue
+            pub_found.append((t_found - t_pub) / 1e6)
+            air_found.append((t_found - t_air) / 1e6)
+            pub_air.append((t_air - t_pub) / 1e6)
+            pending_lost.append((type_, content))
+        for type_, content in pending_lost:
+            t_lost, _ = ca.wait_topic(f"lost/bench/{type_}", lost_after * 3 + 5)
+            _, last_air, _ = observer.seen(content)
+            if t_lost is not None and last_air is not None:
+                lost_error.append((t_lost - last_air) / 1e9 - lost_after)
+        ca.close()
+        cb.close()
+
+        def stats(values):
+            return {"n": len(values), "p50": percentile(values, 0.5), "p99": percentile(values, 0.99),
+                    "max": max(values) if values else None}
+        result.update({
+            "start_ms": stats(gw_start), "floor_start_ms": stats(floor_start),
+            "pub_found_ms": stats(pub_found), "air_found_ms": stats(air_found), "pub_air_ms": stats(pub_air),
+            "floor_enable_ms": stats(floor_enable), "lost_error_s": stats(lost_error), "misses": misses,
+            "rotations": rotations, "starts": starts,
+        })
+    finally:
+        observer.close()
+        for p in procs:
+            stop(p)
+    with open(out, "w") as f:
+        json.dump(result, f)
+
+
+def rows(d):
+    from report import row
+    floor = "bare raw-HCI advertiser (btvirt floor)"
+    i = d["idle"]
+    out = [
+        row("process", f"idle RSS, 2 subscriptions + 1 publication ({d['idle_seconds']} s)", i["ours"]["VmRSS"],
+            i["mosquitto"]["VmRSS"], "Mosquitto idle (2 subs, 1 retained)", "MB", "lower", "target ≤ 32 MB"),
+        row("process", "idle peak RSS (VmHWM)", i["ours"]["VmHWM"], i["mosquitto"]["VmHWM"], "Mosquitto idle", "MB", "lower"),
+        row("process", "idle CPU (one core = 100 %)", i["ours"]["cpu"], i["mosquitto"]["cpu"], "Mosquitto idle", "%", "lower",
+            "target ≤ 1 %; ours hears 10 adverts/s"),
+    ]
+    for key, label, peer_key, note in [
+        ("start_ms", "start → first advert on air, p50", "floor_start_ms", "target ≤ 300 ms"),
+        ("air_found_ms", "advert on air → found event, p50", "floor_enable_ms", "target ≤ 50 ms"),
+        ("pub_found_ms", "PUB on one gateway → found on the other, p50", "floor_enable_ms", ""),
+    ]:
+        s, f = d[key], d[peer_key]
+        out.append(row("process", f"{label} (n={s['n']})", s["p50"], f["p50"], floor, "ms", "lower", note))
+        if key != "start_ms":
+            out.append(row("process", label.replace("p50", "p99"), s["p99"], f["p99"], floor, "ms", "lower", note))
+        else:
+            out.append(row("process", label.replace("p50", "max"), s["max"], f["max"], floor, "ms", "lower", note))
+    lost = d["lost_error_s"]
+    limit = 0.1 * d["lost_after_s"]
+    out.append(row("process", f"lost fired after lost_after_s, error p50 (n={lost['n']})", lost["p50"], limit,
+                   "the requirement (+10 % of lost_after_s)", "s", "lower", f"lost_after_s = {d['lost_after_s']}"))
+    out.append(row("process", "lost timing error max", lost["max"], limit, "the requirement (+10 %)", "s", "lower"))
+    return out
+
+
+def details(d):
+    return (f"**Gateway process run** (private btvirt air). {d['starts']} starts, {d['rotations']} PUB/UNPUB rotations "
+            f"({d['misses']} missed: no found or not heard on the air), lost_after_s = {d['lost_after_s']}. "
+            f"PUB → advert on air p50 {d['pub_air_ms']['p50']} ms (B's radio reacting). "
+            f"Raw: start {d['start_ms']}, floor start {d['floor_start_ms']}, air→found {d['air_found_ms']}, "
+            f"PUB→found {d['pub_found_ms']}, floor enable→report {d['floor_enable_ms']}, lost error (s) {d['lost_error_s']}.")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 5 and sys.argv[1] == "--inner":
+        inner(sys.argv[2], sys.argv[3], sys.argv[4], "--quick" in sys.argv)
+    else:
+        print(__doc__)
