@@ -48,7 +48,14 @@ extension EndToEnd {
             #expect(try await good.request("PING") == "PONG")
             // The hostile connection got answers (ERR for garbage) and is still usable too.
             #expect(hostile.received.contains { $0.hasPrefix("ERR ") })
-            #expect(try await hostile.request("PING", timeout: .seconds(30)) == "PONG")
+            // Replies come in order, one per command, and the junk holds PINGs and commands of its
+            // own: wait for the reply to a marker no junk line can name, then PING.
+            let marker = "end-of-hostile-lines"
+            hostile.send("UNPUB \(marker)")
+            try await hostile.waitForLine(timeout: .seconds(30), what: "the reply to UNPUB \(marker)") {
+                $0.hasPrefix("ERR not-found") && $0.contains(marker)
+            }
+            #expect(try await hostile.request("PING") == "PONG")
             #expect(gatewayB.isRunning)
             try await gatewayA.stop()
             #expect(try await gatewayB.stop() == 0)
