@@ -33,17 +33,24 @@ let package = Package(
         ),
         .executableTarget(
             name: "GatewayCLI",
-            dependencies: ["Gateway", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Gateway", "SplitMix", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+
+        // The one seeded generator: the bench corpus, property tests and fault tests must replay the same
+        // sequence from the same seed. Its own tiny target, so the product links nothing test-only.
+        .target(name: "SplitMix"),
+        // What the tests and the fuzz seeds would otherwise each copy: a private btvirt, waiting with a
+        // deadline, hex test vectors, HCI advertising-report packets. Never linked into the product.
+        .target(name: "TestSupport"),
 
         // Fuzz targets of every parser that takes outside bytes: libFuzzer under scripts/fuzz, corpus
         // replay in a plain build (docs/reliability.md).
-        .executableTarget(name: "FuzzTargets", dependencies: ["Radio", "Modem", "Gateway"]),
+        .executableTarget(name: "FuzzTargets", dependencies: ["Radio", "Modem", "Gateway", "TestSupport"]),
 
-        .testTarget(name: "RadioTests", dependencies: ["Radio"]),
+        .testTarget(name: "RadioTests", dependencies: ["Radio", "SplitMix", "TestSupport"]),
         .testTarget(name: "ModemTests", dependencies: ["Modem"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "SplitMix", "TestSupport"]),
         // Drives the built `nearby-gateway` binary against btvirt, ALSA's file plugin and the socket.
-        .testTarget(name: "EndToEndTests", dependencies: ["Gateway"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Gateway", "SplitMix", "TestSupport"]),
     ]
 )

@@ -3,6 +3,7 @@ import Foundation
 @testable import Gateway
 @testable import Modem
 import Radio
+import TestSupport
 
 /// `--write-seeds DIR`: the starting corpus of every target, built from the product's own encoders
 /// (real frames under the fuzz key, real beacons, real configs) so mutations start from valid input.
@@ -43,17 +44,6 @@ enum SeedWriter {
 
     // MARK: Radio
 
-    static func hex(_ text: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            bytes.append(UInt8(text[index..<next], radix: 16)!)
-            index = next
-        }
-        return bytes
-    }
-
     /// Whole adverts: Eddystone UID/URL/TLM, iBeacon, a name, and our own frames.
     static func adverts() throws -> [[UInt8]] {
         var ads = [
@@ -70,19 +60,16 @@ enum SeedWriter {
         return ads
     }
 
-    /// An LE Advertising Report event around one advert, as btvirt sends it (RSSI 127).
+    /// An LE Advertising Report event around one advert, as btvirt sends it.
     static func legacyReport(_ ad: [UInt8]) -> [UInt8] {
-        let body: [UInt8] = [0x02, 0x01, 0x03, 0x01, 0x42, 0x00, 0x02, 0x01, 0xAA, 0x00, UInt8(ad.count)] + ad + [0x7F]
-        return [0x3E, UInt8(body.count)] + body
+        HCIEventBytes.legacyReport(ad, address: [0x42, 0x00, 0x02, 0x01, 0xAA, 0x00])
     }
 
     static let controllerEvents: [[UInt8]] = {
         let iBeacon = hex("0201061aff4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")
-        var extended: [UInt8] = [0x0D, 0x01, 0x10, 0x00, 0x01, 1, 2, 3, 4, 5, 0xC6, 1, 0, 0xFF, 0x7F, 0xB0]
-        extended += [0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8(iBeacon.count)] + iBeacon
         return [
             hex("3e1502010301c101020304c50902010605ffffff01027f"),
-            [0x3E, UInt8(extended.count)] + extended,
+            HCIEventBytes.extendedReport(iBeacon),
             hex("0e0c0101100009000009f1050000"),   // Read Local Version
             hex("0e0c01032000ff49010000000000"),   // LE Read Local Supported Features
             hex("0e0a01091000420002011aaa00"),     // Read BD_ADDR

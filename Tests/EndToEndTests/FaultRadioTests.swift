@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension EndToEnd {
@@ -8,7 +9,7 @@ extension EndToEnd {
     struct FaultRadio {
         @Test("btvirt killed and restarted: $SYS/error/bluetooth-power is set then cleared, and discovery resumes without restarting the gateways")
         func controllerOutageAndRecovery() async throws {
-            let air = try PrivateAir()
+            let air = try PrivateAir(label: "fault")
             try air.start()
             defer { air.stop() }
             let folder = try TemporaryFolder("outage")

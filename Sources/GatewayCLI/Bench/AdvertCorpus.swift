@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import SplitMix
 
 /// A fixed, seeded corpus of LE Advertising Report HCI events (event packets without the H4
 /// indicator), as a busy room would produce them: our own frames for one api_key (multi-chunk

@@ -1,4 +1,5 @@
 import Gateway
+import SplitMix
 
 /// The devices of the corpus: for each kind, a pool of senders and how one of them advertises.
 struct AdvertSources {

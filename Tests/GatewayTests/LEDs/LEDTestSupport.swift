@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import TestSupport
 import Testing
 @testable import Gateway
 
@@ -64,11 +65,6 @@ final class ManualClock: Clock, Sendable {
     }
 }
 
-struct TimedOut: Error, CustomStringConvertible {
-    var what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
 /// An append-only log that tests can wait on ("wait for the expected event with a deadline").
 final class EventLog<Element: Sendable>: Sendable {
     private struct State {
@@ -93,18 +89,8 @@ final class EventLog<Element: Sendable>: Sendable {
 
     /// The first `count` items, once there are that many; fails after `timeout` of real time.
     func first(_ count: Int, timeout: Duration = .seconds(10)) async throws -> [Element] {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await self.waitFor(count)
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let arrived = try await group.next() ?? false
-            group.cancelAll()
-            guard arrived else { throw TimedOut(what: "\(count) events, have \(self.items)") }
+        try await withDeadline(timeout, waitingFor: { "\(count) events, have \(self.items)" }) {
+            await self.waitFor(count)
             return Array(self.items.prefix(count))
         }
     }

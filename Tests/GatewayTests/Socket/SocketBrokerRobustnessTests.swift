@@ -1,4 +1,5 @@
 import Foundation
+import SplitMix
 import Testing
 @testable import Gateway
 
@@ -146,7 +147,7 @@ import Testing
                 group.addTask {
                     let client = try await SocketTestConnection.open(running.path)
                     defer { client.close() }
-                    var rng = SocketTestRandom(seed: UInt64(seed) &* 7919 &+ 1)
+                    var rng = SeededGenerator(seed: UInt64(seed) &* 7919 &+ 1)
                     var bytes: [UInt8] = []
                     for _ in 0..<linesPerConnection { bytes += SocketFuzz.line(&rng) + [0x0A] }
                     bytes += Array("\nUNPUB end-of-fuzz\n".utf8)   // a line the generator never makes
@@ -167,7 +168,7 @@ import Testing
             // One connection that sends garbage and hangs up mid-line.
             group.addTask {
                 let client = try await SocketTestConnection.open(running.path)
-                var rng = SocketTestRandom(seed: 99)
+                var rng = SeededGenerator(seed: 99)
                 try await client.send(bytes: (0..<5000).map { _ in UInt8(truncatingIfNeeded: rng.next()) } + Array("PUB a/b".utf8))
                 client.close()
             }
@@ -190,7 +191,7 @@ enum SocketFuzz {
                         "UNPUB p-1", "SET permission granted", "SET power standby", "SET debug on", "GET stats", "GET errors",
                         "SUB a/#/b", "SUB a+", "PUB x aGk=", "PUB a/b !!!", "SET", "GET", "sub +/+/#"]
 
-    static func line(_ rng: inout SocketTestRandom) -> [UInt8] {
+    static func line(_ rng: inout SeededGenerator) -> [UInt8] {
         var bytes: [UInt8]
         switch rng.next() % 4 {
         case 0: bytes = Array(seeds[Int(rng.next() % UInt64(seeds.count))].utf8)

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Radio
@@ -55,7 +56,7 @@ import Testing
         let first = [0x00, 0x00, 1, 2, 3, 4, 5, 6, 0x03, 0x02, 0x01, 0x06, 0xC4] as [UInt8]  // RSSI -60
         let second = [0x03, 0x01, 7, 8, 9, 10, 11, 0xC0, 0x00, 0x7F] as [UInt8]  // no data
         let body: [UInt8] = [0x02, 0x02] + first + second
-        let all = try reports(in: [0x3E, UInt8(body.count)] + body)
+        let all = try reports(in: HCIEventBytes.leMeta(body))
         #expect(all.count == 2)
         #expect(all[0].rssi == -60)
         #expect(all[0].addressType == .public)
@@ -70,7 +71,7 @@ import Testing
         report += [0, 0, 0x00, 0, 0, 0, 0, 0, 0]  // periodic interval, direct address
         report += [3, 0x02, 0x01, 0x06]
         let body: [UInt8] = [0x0D, 0x01] + report
-        let only = try #require(try reports(in: [0x3E, UInt8(body.count)] + body).first)
+        let only = try #require(try reports(in: HCIEventBytes.leMeta(body)).first)
         #expect(only.isExtended)
         #expect(only.rssi == -80)
         #expect(only.address == BDAddress("C6:05:04:03:02:01"))
@@ -78,7 +79,7 @@ import Testing
         #expect(only.isComplete)
         var incomplete = body
         incomplete[2] = 0x30  // data status: incomplete, more to come
-        #expect(try reports(in: [0x3E, UInt8(body.count)] + incomplete).first?.isComplete == false)
+        #expect(try reports(in: HCIEventBytes.leMeta(incomplete)).first?.isComplete == false)
     }
 
     @Test func lyingLengthsAreRejected() {
@@ -91,7 +92,7 @@ import Testing
         #expect(HCIEvent.parse(hex("3e0e02010301c101020304c509020106")) == nil)
         // Legacy data longer than 31 bytes.
         let long: [UInt8] = [0x02, 0x01, 0x03, 0x01, 1, 2, 3, 4, 5, 6, 32] + [UInt8](repeating: 0, count: 32) + [0x7F]
-        #expect(HCIEvent.parse([0x3E, UInt8(long.count)] + long) == nil)
+        #expect(HCIEvent.parse(HCIEventBytes.leMeta(long)) == nil)
         // Trailing bytes after the announced reports.
         #expect(HCIEvent.parse(hex("3e1602010301c101020304c50902010605ffffff01027f00")) == nil)
         // Unknown but well-formed events are passed over, not errors.
@@ -104,15 +105,4 @@ struct NotAReport: Error {}
 func reports(in packet: [UInt8]) throws -> [AdvertisingReport] {
     guard case .advertisingReports(let reports) = HCIEvent.parse(packet) else { throw NotAReport() }
     return Array(reports)
-}
-
-func hex(_ text: String) -> [UInt8] {
-    var bytes: [UInt8] = []
-    var index = text.startIndex
-    while index < text.endIndex {
-        let next = text.index(index, offsetBy: 2)
-        bytes.append(UInt8(text[index..<next], radix: 16)!)
-        index = next
-    }
-    return bytes
 }

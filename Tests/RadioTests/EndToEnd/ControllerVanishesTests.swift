@@ -1,4 +1,5 @@
 import Logging
+import TestSupport
 import Testing
 
 @testable import Radio
@@ -9,7 +10,7 @@ import Testing
 @Suite("A vanishing controller is reported and recovered")
 struct ControllerVanishesTests {
     @Test func outageIsReportedOnceAndRadiosRecover() async throws {
-        let air = try PrivateAir()
+        let air = try PrivateAir(label: "radio")
         try air.start()
         defer { air.stop() }
         let device = RadioDevice.h4(path: air.socketPath)

@@ -1,3 +1,5 @@
+import SplitMix
+import TestSupport
 import Testing
 
 @testable import Radio
@@ -12,16 +14,11 @@ import Testing
     static let events: [[UInt8]] = {
         let eddystone = hex("0201060303aafe1716aafe00e7edd1ebeac04e5defa0170bdb87539b670000")
         let iBeacon = hex("0201061aff4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")
-        func legacy(_ data: [UInt8]) -> [UInt8] {
-            let body: [UInt8] = [0x02, 0x01, 0x03, 0x01, 1, 2, 3, 4, 5, 0xC6, UInt8(data.count)] + data + [0x7F]
-            return [0x3E, UInt8(body.count)] + body
-        }
-        var extended: [UInt8] = [0x0D, 0x01, 0x10, 0x00, 0x01, 1, 2, 3, 4, 5, 0xC6, 1, 0, 0xFF, 0x7F, 0xB0]
-        extended += [0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8(iBeacon.count)] + iBeacon
+        func legacy(_ data: [UInt8]) -> [UInt8] { HCIEventBytes.legacyReport(data, address: [1, 2, 3, 4, 5, 0xC6]) }
         return [
             hex("3e1502010301c101020304c50902010605ffffff01027f"),
             legacy(eddystone), legacy(iBeacon),
-            [0x3E, UInt8(extended.count)] + extended,
+            HCIEventBytes.extendedReport(iBeacon),
             hex("0e0c0101100009000009f1050000"), hex("0f0401013a20"), [0x10, 0x01, 0x03],
         ]
     }()

@@ -1,31 +1,17 @@
+import TestSupport
+
 @testable import Radio
 
-struct DeadlineExceeded: Error, CustomStringConvertible {
-    var what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
 /// Waits for the first element of `stream` that `match` accepts, or fails after `timeout`.
-/// Tests wait on events like this, never by sleeping.
 func first<Element: Sendable, T: Sendable>(
     _ what: String, in stream: AsyncStream<Element>, within timeout: Duration = .seconds(10),
     where match: @escaping @Sendable (Element) -> T?
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask {
-            for await element in stream {
-                if let value = match(element) { return value }
-            }
-            return nil
+    try await withDeadline(timeout, waitingFor: { what }) {
+        for await element in stream {
+            if let value = match(element) { return value }
         }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        let result = try await group.next() ?? nil
-        group.cancelAll()
-        guard let result else { throw DeadlineExceeded(what: what) }
-        return result
+        return nil
     }
 }
 

@@ -4,7 +4,6 @@ import Foundation
 import Glibc
 #endif
 
-/// (Adapted from Tests/RadioTests/Support/PrivateAir.swift: test targets cannot share files.)
 /// A btvirt of our own, so a test can make its controller vanish without touching the shared
 /// `/tmp/bt-server-le` everyone else uses.
 ///
@@ -14,13 +13,14 @@ import Glibc
 /// create, so `stop()` ends exactly these processes, and the namespace with them. (The project's
 /// `scripts/private-air` starts btvirt with `setsid`, in a session of its own, so killing that
 /// group would leave btvirt orphaned in an unreachable namespace; hence this.)
-final class PrivateAir {
-    let directory: String
-    var socketPath: String { directory + "/air.sock" }
+public final class PrivateAir {
+    public let directory: String
+    public var socketPath: String { directory + "/air.sock" }
     private var pid: pid_t = 0
 
-    init() throws {
-        var template = Array("/var/tmp/nearby-fault-air-XXXXXX".utf8CString)
+    /// `label` names the folder under /var/tmp, so a leftover one says which tests made it.
+    public init(label: String) throws {
+        var template = Array("/var/tmp/nearby-\(label)-air-XXXXXX".utf8CString)
         guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw PrivateAirError("mkdtemp /var/tmp: \(String(cString: strerror(errno)))")
         }
@@ -29,7 +29,7 @@ final class PrivateAir {
 
     /// Starts btvirt and the relay. The relay socket appears once btvirt accepts; radios pointed at
     /// it simply retry until then, as they would for a late controller.
-    func start() throws {
+    public func start() throws {
         let shim = try Self.shimPath(buildingInto: directory)
         let script = """
             set -e
@@ -55,7 +55,7 @@ final class PrivateAir {
     }
 
     /// Kills btvirt, the relay and every relayed connection at once.
-    func stop() {
+    public func stop() {
         guard pid > 0 else { return }
         kill(-pid, SIGKILL)
         var status: Int32 = 0
@@ -72,14 +72,18 @@ final class PrivateAir {
 
     /// The AF_ALG shim btvirt needs here, placed in our folder: the checkout itself may live under
     /// /tmp (CI clones do), which btvirt's namespace hides behind its fresh tmpfs. Copied from what
-    /// scripts/setup built, else built from its source.
+    /// scripts/setup built (in `$NEARBY_REPO`, else the checkout holding this file), else built from
+    /// its source.
     static func shimPath(buildingInto folder: String) throws -> String {
-        let top = TestEnvironment.repository.path
+        // Sources/TestSupport/PrivateAir.swift → the checkout.
+        let top = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        var candidates = ["\(top)/.cache/afalg-shim.so"]
+        if let repo = ProcessInfo.processInfo.environment["NEARBY_REPO"] { candidates.insert("\(repo)/.cache/afalg-shim.so", at: 0) }
         let output = folder + "/afalg-shim.so"
-        let built = "\(top)/.cache/afalg-shim.so"
-        if FileManager.default.fileExists(atPath: built) {
+        if let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) {
             try? FileManager.default.removeItem(atPath: output)
-            try FileManager.default.copyItem(atPath: built, toPath: output)
+            try FileManager.default.copyItem(atPath: found, toPath: output)
             return output
         }
         let source = "\(top)/tools/afalg-shim/afalg_shim.c"
@@ -93,7 +97,7 @@ final class PrivateAir {
     }
 }
 
-struct PrivateAirError: Error, CustomStringConvertible {
-    var description: String
+public struct PrivateAirError: Error, CustomStringConvertible {
+    public var description: String
     init(_ description: String) { self.description = description }
 }

@@ -1,20 +1,6 @@
-/// SplitMix64: a tiny seeded generator, so a failing property run can be replayed exactly.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
+import SplitMix
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func bytes(_ count: Int) -> [UInt8] {
-        (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) }
-    }
-
+extension SeededGenerator {
     /// A random edit of `input`: flipped, replaced, inserted or deleted bytes, a changed length
     /// byte, truncation, random tail, or a splice with another sample.
     mutating func mutate(_ input: [UInt8], splice other: [UInt8]) -> [UInt8] {
