@@ -50,10 +50,10 @@ extension EndToEnd {
             // The hostile connection got answers (ERR for garbage) and is still usable too.
             #expect(hostile.received.contains { $0.hasPrefix("ERR ") })
             // Replies come in order, one per command, and the junk holds PINGs and commands of its
-            // own: wait for the reply to a marker no junk line can name, then PING.
-            let marker = "end-of-hostile-lines"
+            // own: wait for the reply to an UNPUB of a handle no junk line names, then PING.
+            let marker = "p987654321"
             hostile.send("UNPUB \(marker)")
-            try await hostile.waitForLine(timeout: .seconds(30), what: "the reply to UNPUB \(marker)") {
+            try await hostile.waitForLine(timeout: .seconds(60), what: "the reply to UNPUB \(marker)") {
                 $0.hasPrefix("ERR not-found") && $0.contains(marker)
             }
             #expect(try await hostile.request("PING") == "PONG")

@@ -1,7 +1,8 @@
 import Synchronization
 
-/// "Something changed": a waiter resumes on the next `signal()` or at its deadline, whichever comes
-/// first. Used to wait for log lines, socket lines and process exit without polling.
+/// "Something changed": a waiter resumes on the next `signal()`, at its deadline or when its task
+/// is cancelled, whichever comes first. Used to wait for log lines, socket lines and process exit
+/// without polling.
 ///
 /// Take `generation` before checking your condition and pass it to `wait`: a signal that came in
 /// between is then not missed.
@@ -9,6 +10,8 @@ final class ChangeSignal: Sendable {
     private struct State {
         var generation = 0
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// Waits whose deadline or cancellation came before they had parked: they must not park.
+        var expired: Set<Int> = []
         var nextID = 0
     }
     private let state = Mutex(State())
@@ -24,28 +27,37 @@ final class ChangeSignal: Sendable {
         waiters.forEach { $0.resume() }
     }
 
-    /// Returns once the generation differs from `seen`, or at the deadline.
+    /// Returns once the generation differs from `seen`, at the deadline, or on cancellation.
     func wait(since seen: Int, until deadline: ContinuousClock.Instant) async {
         let id = state.withLock { s -> Int in s.nextID += 1; return s.nextID }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    let resumeNow = self.state.withLock { s -> Bool in
-                        if s.generation != seen { return true }
-                        s.waiters[id] = continuation
-                        return false
-                    }
-                    if resumeNow { continuation.resume() }
-                }
-            }
-            group.addTask {
-                // A deadline, not synchronisation: the awaited event may never come.
-                try? await ContinuousClock().sleep(until: deadline)
-                let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
-                waiter?.resume()
-            }
-            await group.next()
-            group.cancelAll()
+        // A deadline, not synchronisation: the awaited event may never come.
+        let timer = Task { [self] in
+            guard (try? await ContinuousClock().sleep(until: deadline)) != nil else { return }
+            expire(id)
         }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { s -> Bool in
+                    if s.generation != seen || s.expired.remove(id) != nil { return true }
+                    s.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            expire(id)
+        }
+        timer.cancel()
+        state.withLock { _ = $0.expired.remove(id) }
+    }
+
+    /// Resumes wait `id` if it is parked, or keeps it from parking if it is not yet.
+    private func expire(_ id: Int) {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            if let waiter = s.waiters.removeValue(forKey: id) { return waiter }
+            s.expired.insert(id)
+            return nil
+        }
+        waiter?.resume()
     }
 }

@@ -22,18 +22,22 @@ final class GatewayProcess: Sendable {
         process.standardError = pipe
         process.standardOutput = pipe
         let changed = self.changed
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                changed.signal()
-                return
-            }
-            self?.output.withLock { $0 += String(decoding: data, as: UTF8.self) }
-            changed.signal()
-        }
         process.terminationHandler = { _ in changed.signal() }
         try process.run()
+        // The log is read by a thread of its own in blocking reads: Foundation's readabilityHandler
+        // stopped firing under load, and a gateway whose log pipe is full blocks in its logging.
+        let log = pipe.fileHandleForReading
+        let reader = Thread { [weak self] in
+            while true {
+                let data = log.availableData   // blocks; empty at end of file
+                guard !data.isEmpty, let self else { break }
+                output.withLock { $0 += String(decoding: data, as: UTF8.self) }
+                changed.signal()
+            }
+            changed.signal()
+        }
+        reader.name = "GatewayProcess log"
+        reader.start()
     }
 
     /// `nearby-gateway run --config PATH`.
@@ -54,6 +58,7 @@ final class GatewayProcess: Sendable {
     func waitForLog(timeout: Duration, what: String, _ predicate: @Sendable @escaping (String) -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout
         while true {
+            try Task.checkCancellation()
             let seen = changed.generation
             if predicate(log) { return }
             guard ContinuousClock.now < deadline else {

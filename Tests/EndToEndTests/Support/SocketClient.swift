@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Gateway
 import Synchronization
 
@@ -6,49 +9,42 @@ import Synchronization
 final class SocketClient: Sendable {
     let path: String
     private let connection: SocketLineClient
-    private let handle: FileHandle
     private let lines = Mutex<[String]>([])
     private let changed = ChangeSignal()
+    private let reading: Bool
 
     /// Connects once: wait for the gateway's "listening" log line first. `reading: false` makes a
     /// client that never reads (its socket buffer fills, as a stuck UI's would).
+    ///
+    /// A reading client has its own thread in a blocking `readLine` (Foundation's
+    /// `readabilityHandler` stopped firing under load, with replies unread in the socket).
     init(path: String, reading: Bool = true) throws {
         self.path = path
+        self.reading = reading
         connection = try SocketLineClient(path: path)
-        handle = FileHandle(fileDescriptor: connection.fd, closeOnDealloc: false)
         guard reading else { return }
-        let changed = self.changed
-        let pending = Mutex<[UInt8]>([])
-        handle.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                changed.signal()
-                return
-            }
-            let complete = pending.withLock { buffer -> [String] in
-                buffer.append(contentsOf: data)
-                var out: [String] = []
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    out.append(String(decoding: buffer[..<newline], as: UTF8.self))
-                    buffer.removeSubrange(...newline)
-                }
-                return out
-            }
-            if !complete.isEmpty {
-                self?.lines.withLock { $0.append(contentsOf: complete) }
+        let reader = Thread { [self] in
+            // Ends at end of stream: the gateway closed, or `close()` shut the socket down. The
+            // reader closes the descriptor itself, so it never reads one that was reused.
+            while let line = try? connection.readLine(timeout: nil) {
+                lines.withLock { $0.append(line) }
                 changed.signal()
             }
+            connection.close()
+            changed.signal()
         }
+        reader.name = "SocketClient \(path)"
+        reader.start()
     }
 
     /// Sends one line (a newline is added).
     func send(_ line: String) {
-        handle.write(Data((line + "\n").utf8))
+        sendRaw(Array((line + "\n").utf8))
     }
 
+    /// Blocks until all is written; a gateway that closed the connection is found out by the reads.
     func sendRaw(_ bytes: [UInt8]) {
-        handle.write(Data(bytes))
+        try? connection.send(bytes)
     }
 
     var received: [String] { lines.withLock { $0 } }
@@ -58,10 +54,15 @@ final class SocketClient: Sendable {
     func waitForLine(after: Int = 0, timeout: Duration = .seconds(10), what: String,
                      _ predicate: (String) -> Bool) async throws -> String {
         let deadline = ContinuousClock.now + timeout
+        // Only lines not looked at yet are tested: a flood of 100,000 replies must not make every
+        // wake-up rescan all of them.
+        var next = after
         while true {
+            try Task.checkCancellation()
             let seen = changed.generation
             let snapshot = received
-            if snapshot.count > after, let line = snapshot[after...].first(where: predicate) { return line }
+            if snapshot.count > next, let line = snapshot[next...].first(where: predicate) { return line }
+            next = max(next, snapshot.count)
             guard ContinuousClock.now < deadline else {
                 throw TimeoutError(description: "no line \(what) on \(path) within \(timeout); got:\n\(snapshot.joined(separator: "\n"))")
             }
@@ -85,7 +86,10 @@ final class SocketClient: Sendable {
     }
 
     func close() {
-        handle.readabilityHandler = nil
-        connection.close()
+        if reading {
+            _ = Glibc.shutdown(connection.fd, Int32(SHUT_RDWR))
+        } else {
+            connection.close()
+        }
     }
 }
