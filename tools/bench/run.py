@@ -114,6 +114,9 @@ def main():
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
     if args.out:
+        if set(only) != set(SECTIONS):
+            # A partial run keeps the other sections' rows of the file it rewrites, labelled with their run.
+            results["carried"] = report.carried(args.out, set(results["sections"]))
         with open(args.out, "w") as f:
             f.write(report.markdown(results, rows))
         print(f"wrote {args.out}")

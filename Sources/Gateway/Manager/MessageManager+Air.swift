@@ -19,50 +19,50 @@ extension MessageManager {
     }
 
     func ingest(_ sighting: Sighting) async {
-        countAdvert()
-        let subscriptions = runningSubscriptions(for: .ble)
-        guard !subscriptions.isEmpty || hasScanPublications else { return }
-        for structure in sighting.adStructures where structure.type == 0xFF {
-            await ingestFrame(structure.data, source: .ble(address: sighting.address.rawValue), medium: .ble,
-                              rssi: sighting.rssi, subscriptions: subscriptions)
-        }
-        let wanted = subscriptions.reduce(into: Set<BeaconFilter>()) { $0.formUnion($1.include) }
-        guard !wanted.isEmpty else { return }
-        for structure in sighting.adStructures {
-            guard let beacon = Beacon.parse(type: structure.type, data: structure.data[...]) else { continue }
-            if case .eddystoneTLM(let tlm) = beacon {
-                rememberTelemetry(tlm, from: sighting.address)
-                continue
-            }
-            guard let (key, details) = BeaconDiscovery.make(beacon, content: structure.data, wanted: wanted,
-                                                            telemetry: telemetry(from: sighting.address)) else { continue }
-            let matching = subscriptions.filter { key.beaconFilter.map($0.include.contains) ?? false }
-            await sighted(key, details: details, rssi: sighting.rssi, lostAfter: matching.map(\.lostAfter).max() ?? .seconds(10),
-                          leds: Set(matching.compactMap(\.led)))
-        }
+        var effects = AirEffects(logsDrops: isDebug)
+        inbound.ingest(sighting, now: clock.now, date: Date(), into: &effects)
+        await perform(effects)
     }
 
     func ingestAudio(_ payload: [UInt8]) async {
-        countAudioPayload()
-        let subscriptions = runningSubscriptions(for: .audio)
-        await ingestFrame(payload, source: .audio, medium: .audio, rssi: nil, subscriptions: subscriptions)
+        var effects = AirEffects(logsDrops: isDebug)
+        inbound.ingestAudio(payload, now: clock.now, date: Date(), into: &effects)
+        await perform(effects)
     }
 
-    private func ingestFrame(_ bytes: [UInt8], source: SourceID, medium: Medium, rssi: Int8?,
-                             subscriptions: [Subscription]) async {
-        switch reassemble(bytes, source: source) {
-        case .notOurs, .incomplete:
-            break
-        case .dropped(let reason):
-            if isDebug { logger.debug("frame dropped", metadata: ["reason": "\(reason.rawValue)", "source": "\(source)"]) }
-        case .subscriberBeacon(let id):
-            await subscriberBeaconHeard(id)
-        case .message(let message):
-            let matching = subscriptions.filter { $0.matches(message) }
-            guard !matching.isEmpty else { return }
-            await sighted(.message(message), details: DiscoveryDetails(medium: medium, content: message.content), rssi: rssi,
-                          lostAfter: matching.map(\.lostAfter).max()!, leds: Set(matching.compactMap(\.led)))
+    /// What the air ingest reported, in order: the actor's side effects (events, LEDs, scan windows, logs).
+    private func perform(_ effects: AirEffects) async {
+        for effect in effects.effects {
+            switch effect {
+            case .found(let found):
+                await announceFound(found)
+            case .subscriberBeacon(let id):
+                await subscriberBeaconHeard(id)
+            case .dropped(let reason, let source):
+                logger.debug("frame dropped", metadata: ["reason": "\(reason.rawValue)", "source": "\(source)"])
+            }
         }
+    }
+}
+
+/// The manager's `AirIngestSink`: collects what one call reported, to act on it afterwards (most
+/// sightings report nothing, and then nothing is allocated).
+struct AirEffects: AirIngestSink {
+    enum Effect {
+        case found(AirIngest.Found)
+        case subscriberBeacon(SubscriberBeaconID)
+        case dropped(DropReason, SourceID)
+    }
+
+    let logsDrops: Bool
+    private(set) var effects: [Effect] = []
+
+    init(logsDrops: Bool) { self.logsDrops = logsDrops }
+
+    mutating func found(_ found: AirIngest.Found) { effects.append(.found(found)) }
+    mutating func subscriberBeacon(_ id: SubscriberBeaconID) { effects.append(.subscriberBeacon(id)) }
+    mutating func dropped(_ reason: DropReason, source: SourceID) {
+        if logsDrops { effects.append(.dropped(reason, source)) }
     }
 }
 
