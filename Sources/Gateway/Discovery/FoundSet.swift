@@ -48,25 +48,42 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     @discardableResult
     public mutating func saw(_ key: Key, detail: Detail, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant,
                              date: Date) -> Sighting {
-        if var entry = entries[key] {
-            let previousDeadline = entry.deadline
-            entry.detail = detail
-            entry.lastSeen = date
-            entry.lastSeenInstant = max(entry.lastSeenInstant, now)
-            entry.lostAfter = lostAfter
-            entry.rssi = rssi
-            if let rssi { entry.smoothedRSSI = entry.smoothedRSSI.map { $0 + smoothing * (Double(rssi) - $0) } ?? Double(rssi) }
-            entry.sightings += 1
-            entries[key] = entry
-            // A shorter lostAfter can move the deadline earlier: only then must the heap learn of it.
-            if entry.deadline < previousDeadline { heap.push(entry.deadline, key) }
-            return .updated(entry)
+        if let entry = record(key, detail: detail, rssi: rssi, lostAfter: lostAfter, now: now, date: date) { return .found(entry) }
+        return .updated(entries[key]!)
+    }
+
+    /// `saw` for the hot path: the new entry when `key` was not in the set, nil (and nothing copied)
+    /// when an existing entry was refreshed. One hash lookup either way; an entry is updated in place.
+    public mutating func record(_ key: Key, detail: Detail, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant,
+                                date: Date) -> Entry? {
+        if let index = entries.index(forKey: key) {
+            let smoothing = smoothing
+            if let earlier = Self.update(&entries.values[index], detail: detail, rssi: rssi, lostAfter: lostAfter, now: now,
+                                         date: date, smoothing: smoothing) {
+                heap.push(earlier, key)
+            }
+            return nil
         }
         let entry = Entry(key: key, detail: detail, firstSeen: date, lastSeen: date, lastSeenInstant: now, lostAfter: lostAfter,
                           rssi: rssi, smoothedRSSI: rssi.map(Double.init), sightings: 1)
         entries[key] = entry
         heap.push(entry.deadline, key)
-        return .found(entry)
+        return entry
+    }
+
+    /// Refreshes `entry`; returns its new deadline when that moved earlier (the heap must learn of it).
+    private static func update(_ entry: inout Entry, detail: Detail, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant,
+                               date: Date, smoothing: Double) -> ContinuousClock.Instant? {
+        let previousDeadline = entry.deadline
+        entry.detail = detail
+        entry.lastSeen = date
+        entry.lastSeenInstant = max(entry.lastSeenInstant, now)
+        entry.lostAfter = lostAfter
+        entry.rssi = rssi
+        if let rssi { entry.smoothedRSSI = entry.smoothedRSSI.map { $0 + smoothing * (Double(rssi) - $0) } ?? Double(rssi) }
+        entry.sightings += 1
+        // A shorter lostAfter can move the deadline earlier: only then must the heap learn of it.
+        return entry.deadline < previousDeadline ? entry.deadline : nil
     }
 
     /// The earliest instant at which an entry can be lost (nil when nothing is found).

@@ -70,28 +70,73 @@ public struct AirIngest: Sendable {
     // MARK: Inputs
 
     /// One advert heard by the radio.
+    ///
+    /// The AD structures are walked in place, over a pointer to the report's bytes (as `ADStructures`
+    /// does: a zero length or a length running past the end stops the walk): first every
+    /// manufacturer-specific data field through the reassembler, then, when a subscription includes
+    /// beacons, the service and manufacturer data through the beacon decoders. Nothing is copied or
+    /// retained per structure; only a beacon that a subscription includes keeps a slice of the report.
     public mutating func ingest<Sink: AirIngestSink>(_ sighting: Sighting, now: ContinuousClock.Instant, date: Date,
                                                      into sink: inout Sink) {
         advertsSeen += 1
         guard listening.hearsBLE else { return }
-        let source = SourceID.ble(address: sighting.address.rawValue)
-        for structure in sighting.adStructures where structure.type == ADStructure.manufacturerSpecificData {
-            frame(structure.data, source: source, medium: .ble, rssi: sighting.rssi, subscriptions: listening.ble,
-                  now: now, date: date, into: &sink)
-        }
-        guard !listening.wanted.isEmpty else { return }
-        for structure in sighting.adStructures {
-            guard let beacon = Beacon.parse(type: structure.type, data: structure.data[...]) else { continue }
-            sink.beacon(beacon)
-            if case .eddystoneTLM(let tlm) = beacon {
-                rememberTelemetry(tlm, from: sighting.address)
-                continue
+        let source = SourceID.ble(address: sighting.address.rawValue), rssi = sighting.rssi
+        var mayHoldBeacons = false
+        sighting.data.withUnsafeBufferPointer { ad in
+            var offset = 0
+            while let (type, data) = Self.structure(in: ad, at: &offset) {
+                if type == ADStructure.manufacturerSpecificData {
+                    mayHoldBeacons = true
+                    frame(data, source: source, medium: .ble, rssi: rssi, subscriptions: listening.ble, now: now, date: date, into: &sink)
+                } else if type == ADStructure.serviceData16BitUUID {
+                    mayHoldBeacons = true
+                }
             }
-            guard let (key, details) = BeaconDiscovery.make(beacon, content: structure.data, wanted: listening.wanted,
-                                                            telemetry: telemetryBySender[sighting.address]) else { continue }
-            let matching = listening.ble.filter { key.beaconFilter.map($0.include.contains) ?? false }
-            sighted(key, details: details, rssi: sighting.rssi, lostAfter: matching.map(\.lostAfter).max() ?? .seconds(10),
-                    leds: { Set(matching.compactMap(\.led)) }, now: now, date: date, into: &sink)
+        }
+        guard mayHoldBeacons, !listening.wanted.isEmpty else { return }
+        let data = sighting.data
+        var offset = data.startIndex
+        while offset < data.endIndex {
+            let length = Int(data[offset])
+            guard length != 0, length < data.endIndex - offset else { break }
+            let type = data[offset + 1], start = offset + 2
+            offset += 1 + length
+            guard type == ADStructure.serviceData16BitUUID || type == ADStructure.manufacturerSpecificData,
+                  let beacon = Beacon.parse(type: type, data: data[start..<offset]) else { continue }
+            self.beacon(beacon, content: data[start..<offset], from: sighting.address, rssi: rssi, now: now, date: date, into: &sink)
+        }
+    }
+
+    /// The next AD structure at `offset` (type and data), or nil at the end, at a zero length or at a
+    /// length running past the end.
+    @inline(__always)
+    private static func structure(in ad: UnsafeBufferPointer<UInt8>, at offset: inout Int) -> (UInt8, UnsafeBufferPointer<UInt8>)? {
+        guard offset < ad.count else { return nil }
+        let length = Int(ad[offset])
+        guard length != 0, length < ad.count - offset else { return nil }
+        let type = ad[offset + 1]
+        let data = UnsafeBufferPointer(rebasing: ad[(offset + 2)..<(offset + 1 + length)])
+        offset += 1 + length
+        return (type, data)
+    }
+
+    private mutating func beacon<Sink: AirIngestSink>(_ beacon: Beacon, content: ArraySlice<UInt8>, from sender: BDAddress, rssi: Int8?,
+                                                      now: ContinuousClock.Instant, date: Date, into sink: inout Sink) {
+        sink.beacon(beacon)
+        if case .eddystoneTLM(let tlm) = beacon {
+            rememberTelemetry(tlm, from: sender)
+            return
+        }
+        let telemetry = if case .eddystoneUID = beacon { telemetryBySender[sender] } else { EddystoneTLM?.none }
+        guard let (key, details) = BeaconDiscovery.make(beacon, content: content, wanted: listening.wanted, telemetry: telemetry)
+        else { return }
+        let family = key.beaconFilter
+        var lostAfter: Duration?
+        for subscription in listening.ble where family.map(subscription.include.contains) ?? false {
+            lostAfter = max(lostAfter ?? subscription.lostAfter, subscription.lostAfter)
+        }
+        sighted(key, details: details, rssi: rssi, lostAfter: lostAfter ?? .seconds(10), now: now, date: date, into: &sink) {
+            Set($0.listening.ble.lazy.filter { family.map($0.include.contains) ?? false }.compactMap(\.led))
         }
     }
 
@@ -99,13 +144,15 @@ public struct AirIngest: Sendable {
     mutating func ingestAudio<Sink: AirIngestSink>(_ payload: [UInt8], now: ContinuousClock.Instant, date: Date,
                                                    into sink: inout Sink) {
         audioPayloadsSeen += 1
-        frame(payload, source: .audio, medium: .audio, rssi: nil, subscriptions: listening.audio, now: now, date: date, into: &sink)
+        payload.withUnsafeBufferPointer { frame in
+            self.frame(frame, source: .audio, medium: .audio, rssi: nil, subscriptions: listening.audio, now: now, date: date, into: &sink)
+        }
     }
 
-    private mutating func frame<Sink: AirIngestSink>(_ bytes: [UInt8], source: SourceID, medium: Medium, rssi: Int8?,
+    private mutating func frame<Sink: AirIngestSink>(_ bytes: UnsafeBufferPointer<UInt8>, source: SourceID, medium: Medium, rssi: Int8?,
                                                      subscriptions: [Subscription], now: ContinuousClock.Instant, date: Date,
                                                      into sink: inout Sink) {
-        switch reassembler.ingest(bytes, source: source, now: now) {
+        switch reassembler.ingest(buffer: bytes, source: source, now: now) {
         case .notOurs, .incomplete:
             break
         case .dropped(let reason):
@@ -113,22 +160,27 @@ public struct AirIngest: Sendable {
         case .subscriberBeacon(let id):
             sink.subscriberBeacon(id)
         case .message(let message):
-            let matching = subscriptions.filter { $0.matches(message) }
-            guard !matching.isEmpty else { return }
-            sighted(.message(message), details: DiscoveryDetails(medium: medium, content: message.content), rssi: rssi,
-                    lostAfter: matching.map(\.lostAfter).max()!, leds: { Set(matching.compactMap(\.led)) },
-                    now: now, date: date, into: &sink)
+            var lostAfter: Duration?
+            for subscription in subscriptions where subscription.matches(message) {
+                lostAfter = max(lostAfter ?? subscription.lostAfter, subscription.lostAfter)
+            }
+            guard let lostAfter else { return }
+            sighted(.message(message), details: DiscoveryDetails(medium: medium, content: message.content[...]), rssi: rssi,
+                    lostAfter: lostAfter, now: now, date: date, into: &sink) { _ in
+                Set(subscriptions.lazy.filter { $0.matches(message) }.compactMap(\.led))
+            }
         }
     }
 
     /// A sighting of `key`: found if new, otherwise refreshes last_seen, RSSI and details.
+    /// `leds` is asked only for a new entry (the matching subscriptions' LEDs).
     private mutating func sighted<Sink: AirIngestSink>(_ key: DiscoveryKey, details: DiscoveryDetails, rssi: Int8?,
-                                                       lostAfter: Duration, leds: () -> Set<String>,
-                                                       now: ContinuousClock.Instant, date: Date, into sink: inout Sink) {
+                                                       lostAfter: Duration, now: ContinuousClock.Instant, date: Date,
+                                                       into sink: inout Sink, leds: (Self) -> Set<String>) {
         // Details follow the latest sighting (a beacon's telemetry changes), the event goes out once.
-        guard case .found(let entry) = found.saw(key, detail: details, rssi: rssi.map(Int.init), lostAfter: lostAfter,
-                                                 now: now, date: date) else { return }
-        sink.found(Found(entry: entry, leds: leds(), total: found.count))
+        guard let entry = found.record(key, detail: details, rssi: rssi.map(Int.init), lostAfter: lostAfter, now: now, date: date)
+        else { return }
+        sink.found(Found(entry: entry, leds: leds(self), total: found.count))
     }
 
     private mutating func rememberTelemetry(_ tlm: EddystoneTLM, from sender: BDAddress) {

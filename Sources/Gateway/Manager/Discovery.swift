@@ -1,4 +1,5 @@
 import Foundation
+import Radio
 
 /// What the found set holds: one of our messages, or a beacon a subscription opted into.
 /// Keys are content, never addresses or message ids, so rotation never causes a lost/found.
@@ -18,6 +19,32 @@ enum DiscoveryKey: Hashable, Sendable {
         }
     }
 
+    /// Hashed on every sighting: byte arrays go in as blocks, not one byte at a time as the
+    /// synthesised hash would (equality stays the synthesised one).
+    func hash(into hasher: inout Hasher) {
+        func bytes(_ array: [UInt8]) {
+            hasher.combine(array.count)
+            array.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+        switch self {
+        case .message(let message):
+            hasher.combine(0 as UInt8)
+            message.hash(into: &hasher)
+        case .eddystoneUID(let namespace, let instance):
+            hasher.combine(1 as UInt8)
+            bytes(namespace)
+            bytes(instance)
+        case .eddystoneURL(let url):
+            hasher.combine(2 as UInt8)
+            hasher.combine(url)
+        case .iBeacon(let uuid, let major, let minor):
+            hasher.combine(3 as UInt8)
+            bytes(uuid)
+            hasher.combine(major)
+            hasher.combine(minor)
+        }
+    }
+
     /// The subscription `include` family this beacon belongs to; nil for messages.
     var beaconFilter: BeaconFilter? {
         switch self {
@@ -32,10 +59,23 @@ enum DiscoveryKey: Hashable, Sendable {
 /// What we know about one found entry beyond its key, for the event JSON.
 struct DiscoveryDetails: Sendable {
     var medium: Medium
-    /// The message content, or a beacon's raw service/manufacturer data.
-    var content: [UInt8]
-    /// Decoded beacon fields, already JSON (e.g. `"url":"https://…"`), in order.
-    var extraFields: [(String, String)] = []
+    /// The message content, or a beacon's raw service/manufacturer data (a view into the advert it
+    /// came in: refreshing an entry copies nothing).
+    var content: ArraySlice<UInt8>
+    /// The beacon as decoded from its latest sighting (nil for messages).
+    var beacon: Beacon?
+    /// The sender's latest Eddystone TLM, for an Eddystone-UID.
+    var telemetry: EddystoneTLM?
+
+    init(medium: Medium, content: ArraySlice<UInt8>, beacon: Beacon? = nil, telemetry: EddystoneTLM? = nil) {
+        self.medium = medium
+        self.content = content
+        self.beacon = beacon
+        self.telemetry = telemetry
+    }
+
+    /// Decoded beacon fields, already JSON (e.g. `"url":"https://…"`), in order; made when asked.
+    var extraFields: [(String, String)] { beacon.map { BeaconDiscovery.fields($0, telemetry: telemetry) } ?? [] }
 }
 
 enum Hex {

@@ -68,28 +68,41 @@ struct AirEffects: AirIngestSink {
 
 /// Beacon sightings as found-set entries (PRODUCT.md §12 topics and fields).
 enum BeaconDiscovery {
-    static func make(_ beacon: Beacon, content: [UInt8], wanted: Set<BeaconFilter>,
+    /// The key and details of a beacon a subscription includes. The details keep the decoded beacon;
+    /// its JSON fields are written only when an event needs them (`fields`), not on every sighting.
+    static func make(_ beacon: Beacon, content: ArraySlice<UInt8>, wanted: Set<BeaconFilter>,
                      telemetry: EddystoneTLM?) -> (DiscoveryKey, DiscoveryDetails)? {
-        let quote = JSONObjectWriter.quote
+        let key: DiscoveryKey
         switch beacon {
         case .eddystoneUID(let uid) where wanted.contains(.eddystoneUID):
+            key = .eddystoneUID(namespace: uid.namespace, instance: uid.instance)
+        case .eddystoneURL(let url) where wanted.contains(.eddystoneURL):
+            key = .eddystoneURL(url.url)
+        case .iBeacon(let ibeacon) where wanted.contains(.iBeacon):
+            key = .iBeacon(uuid: ibeacon.uuid, major: ibeacon.major, minor: ibeacon.minor)
+        default:
+            return nil
+        }
+        let isUID = if case .eddystoneUID = beacon { true } else { false }
+        return (key, DiscoveryDetails(medium: .ble, content: content, beacon: beacon, telemetry: isUID ? telemetry : nil))
+    }
+
+    /// The decoded fields of a beacon's events, JSON values in order.
+    static func fields(_ beacon: Beacon, telemetry: EddystoneTLM?) -> [(String, String)] {
+        let quote = JSONObjectWriter.quote
+        switch beacon {
+        case .eddystoneUID(let uid):
             var fields = [("namespace_id", quote(uid.namespaceHex)), ("instance_id", quote(uid.instanceHex)),
                           ("tx_power", String(uid.txPower))]
             if let telemetry { fields.append(("tlm", json(telemetry))) }
-            return (.eddystoneUID(namespace: uid.namespace, instance: uid.instance),
-                    DiscoveryDetails(medium: .ble, content: content, extraFields: fields))
-        case .eddystoneURL(let url) where wanted.contains(.eddystoneURL):
-            return (.eddystoneURL(url.url), DiscoveryDetails(medium: .ble, content: content, extraFields: [
-                ("url", quote(url.url)), ("tx_power", String(url.txPower)),
-            ]))
-        case .iBeacon(let ibeacon) where wanted.contains(.iBeacon):
-            return (.iBeacon(uuid: ibeacon.uuid, major: ibeacon.major, minor: ibeacon.minor),
-                    DiscoveryDetails(medium: .ble, content: content, extraFields: [
-                        ("uuid", quote(ibeacon.uuidString)), ("major", String(ibeacon.major)),
-                        ("minor", String(ibeacon.minor)), ("tx_power", String(ibeacon.measuredPower)),
-                    ]))
-        default:
-            return nil
+            return fields
+        case .eddystoneURL(let url):
+            return [("url", quote(url.url)), ("tx_power", String(url.txPower))]
+        case .iBeacon(let ibeacon):
+            return [("uuid", quote(ibeacon.uuidString)), ("major", String(ibeacon.major)),
+                    ("minor", String(ibeacon.minor)), ("tx_power", String(ibeacon.measuredPower))]
+        case .eddystoneTLM:
+            return []
         }
     }
 

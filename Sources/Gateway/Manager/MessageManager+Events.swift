@@ -14,7 +14,7 @@ extension MessageManager {
         default:
             let suffix = entry.key.topicSuffix
             let slash = suffix.firstIndex(of: "/") ?? suffix.endIndex
-            message = Message(namespace: String(suffix[..<slash]), type: String(suffix[slash...].dropFirst()), content: details.content)
+            message = Message(namespace: String(suffix[..<slash]), type: String(suffix[slash...].dropFirst()), content: Array(details.content))
         }
         return SightingEvent.json(message: message, medium: details.medium, rssi: entry.rssi, firstSeen: entry.firstSeen,
                                   lastSeen: entry.lastSeen) { writer in

@@ -108,7 +108,7 @@ private enum Describe {
     static func entry(_ entry: AirIngest.Entry) -> String { self.entry(entry, entry.detail) }
 
     static func entry<D>(_ entry: FoundSet<DiscoveryKey, D>.Entry, _ details: DiscoveryDetails) -> String {
-        "\(details.medium) \(details.content) \(details.extraFields.map { "\($0.0)=\($0.1)" }) rssi \(entry.rssi.map(String.init) ?? "-") "
+        "\(details.medium) \(Array(details.content)) \(details.extraFields.map { "\($0.0)=\($0.1)" }) rssi \(entry.rssi.map(String.init) ?? "-") "
             + "avg \(entry.smoothedRSSI.map { String(format: "%.3f", $0) } ?? "-") n \(entry.sightings) "
             + "first \(entry.firstSeen.timeIntervalSince1970) last \(entry.lastSeen.timeIntervalSince1970) after \(entry.lostAfter)"
     }
@@ -145,7 +145,7 @@ private struct ReferenceIngest {
             case .message(let message):
                 let matching = subscriptions.filter { $0.matches(message) }
                 guard !matching.isEmpty else { continue }
-                sighted(.message(message), DiscoveryDetails(medium: .ble, content: message.content), report.rssi,
+                sighted(.message(message), DiscoveryDetails(medium: .ble, content: message.content[...]), report.rssi,
                         matching.map(\.lostAfter).max()!, Set(matching.compactMap(\.led)), now, date)
             }
         }
@@ -158,7 +158,7 @@ private struct ReferenceIngest {
                 telemetryBySender[report.address] = tlm
                 continue
             }
-            guard let (key, details) = BeaconDiscovery.make(beacon, content: structure.data, wanted: wanted,
+            guard let (key, details) = BeaconDiscovery.make(beacon, content: structure.data[...], wanted: wanted,
                                                             telemetry: telemetryBySender[report.address]) else { continue }
             let matching = subscriptions.filter { key.beaconFilter.map($0.include.contains) ?? false }
             sighted(key, details, report.rssi, matching.map(\.lostAfter).max() ?? .seconds(10), Set(matching.compactMap(\.led)), now, date)
