@@ -101,9 +101,8 @@ public struct AirIngest: Sendable {
             guard length != 0, length < data.endIndex - offset else { break }
             let type = data[offset + 1], start = offset + 2
             offset += 1 + length
-            guard type == ADStructure.serviceData16BitUUID || type == ADStructure.manufacturerSpecificData,
-                  let beacon = Beacon.parse(type: type, data: data[start..<offset]) else { continue }
-            self.beacon(beacon, content: data[start..<offset], from: sighting.address, rssi: rssi, now: now, date: date, into: &sink)
+            guard type == ADStructure.serviceData16BitUUID || type == ADStructure.manufacturerSpecificData else { continue }
+            beacon(type: type, content: data[start..<offset], from: sighting.address, rssi: rssi, now: now, date: date, into: &sink)
         }
     }
 
@@ -120,16 +119,47 @@ public struct AirIngest: Sendable {
         return (type, data)
     }
 
-    private mutating func beacon<Sink: AirIngestSink>(_ beacon: Beacon, content: ArraySlice<UInt8>, from sender: BDAddress, rssi: Int8?,
+    /// One service-data or manufacturer-data structure, if it is a beacon (the same checks as
+    /// `Beacon.parse`). Eddystone-UID and iBeacon keys are read straight from the bytes, so a sighting
+    /// of them allocates nothing; an Eddystone-URL is decoded (its key is the URL), a TLM is kept for
+    /// its sender's UID.
+    private mutating func beacon<Sink: AirIngestSink>(type: UInt8, content: ArraySlice<UInt8>, from sender: BDAddress, rssi: Int8?,
                                                       now: ContinuousClock.Instant, date: Date, into sink: inout Sink) {
-        sink.beacon(beacon)
-        if case .eddystoneTLM(let tlm) = beacon {
-            rememberTelemetry(tlm, from: sender)
-            return
+        let s = content.startIndex
+        let key: DiscoveryKey
+        var telemetry: EddystoneTLM?
+        if type == ADStructure.serviceData16BitUUID {
+            guard content.count >= 3, UInt16(content[s]) | UInt16(content[s + 1]) << 8 == Beacon.eddystoneServiceUUID else { return }
+            let f = s + 2, frameCount = content.count - 2
+            switch content[f] {
+            case EddystoneUID.frameType:
+                guard frameCount == 18 || frameCount == 20 else { return }
+                sink.beacon(.eddystoneUID)
+                guard listening.wanted.contains(.eddystoneUID) else { return }
+                key = .eddystoneUID(namespace: ShortBytes(content[(f + 2)..<(f + 12)]), instance: ShortBytes(content[(f + 12)..<(f + 18)]))
+                telemetry = telemetryBySender[sender]
+            case EddystoneURL.frameType:
+                guard case .eddystoneURL(let url)? = Beacon.parse(type: type, data: content) else { return }
+                sink.beacon(.eddystoneURL)
+                guard listening.wanted.contains(.eddystoneURL) else { return }
+                key = .eddystoneURL(url.url)
+            case EddystoneTLM.frameType:
+                guard let tlm = EddystoneTLM(frame: content[f...]) else { return }
+                sink.beacon(.eddystoneTLM)
+                rememberTelemetry(tlm, from: sender)
+                return
+            default:
+                return
+            }
+        } else {
+            guard content.count == 25, content[s] == 0x4C, content[s + 1] == 0x00, content[s + 2] == 0x02, content[s + 3] == 0x15
+            else { return }
+            sink.beacon(.iBeacon)
+            guard listening.wanted.contains(.iBeacon) else { return }
+            key = .iBeacon(uuid: ShortBytes(content[(s + 4)..<(s + 20)]), major: UInt16(content[s + 20]) << 8 | UInt16(content[s + 21]),
+                           minor: UInt16(content[s + 22]) << 8 | UInt16(content[s + 23]))
         }
-        let telemetry = if case .eddystoneUID = beacon { telemetryBySender[sender] } else { EddystoneTLM?.none }
-        guard let (key, details) = BeaconDiscovery.make(beacon, content: content, wanted: listening.wanted, telemetry: telemetry)
-        else { return }
+        let details = DiscoveryDetails(medium: .ble, content: content, beaconADType: type, telemetry: telemetry)
         let family = key.beaconFilter
         var lostAfter: Duration?
         for subscription in listening.ble where family.map(subscription.include.contains) ?? false {
@@ -222,11 +252,11 @@ public protocol AirIngestSink {
     mutating func subscriberBeacon(_ id: SubscriberBeaconID)
     /// A frame that looked like ours and was thrown away (already counted in `frameCounters`).
     mutating func dropped(_ reason: DropReason, source: SourceID)
-    /// A beacon decoded from an advert (only while some subscription includes beacons).
-    mutating func beacon(_ beacon: Beacon)
+    /// A beacon heard in an advert, by family (only while some subscription includes beacons).
+    mutating func beacon(_ family: BeaconFilter)
 }
 
 extension AirIngestSink {
     public mutating func dropped(_ reason: DropReason, source: SourceID) {}
-    public mutating func beacon(_ beacon: Beacon) {}
+    public mutating func beacon(_ family: BeaconFilter) {}
 }

@@ -68,23 +68,25 @@ struct AirEffects: AirIngestSink {
 
 /// Beacon sightings as found-set entries (PRODUCT.md §12 topics and fields).
 enum BeaconDiscovery {
-    /// The key and details of a beacon a subscription includes. The details keep the decoded beacon;
-    /// its JSON fields are written only when an event needs them (`fields`), not on every sighting.
-    static func make(_ beacon: Beacon, content: ArraySlice<UInt8>, wanted: Set<BeaconFilter>,
+    /// The key and details of a beacon a subscription includes, from the decoded beacon and the AD
+    /// structure (`type`, `content`) it came in. The details keep those bytes; the JSON fields are
+    /// written only when an event needs them (`fields`). `AirIngest` makes the same keys and details
+    /// straight from the bytes, without decoding into `Beacon` values (that allocates).
+    static func make(_ beacon: Beacon, type: UInt8, content: ArraySlice<UInt8>, wanted: Set<BeaconFilter>,
                      telemetry: EddystoneTLM?) -> (DiscoveryKey, DiscoveryDetails)? {
         let key: DiscoveryKey
         switch beacon {
         case .eddystoneUID(let uid) where wanted.contains(.eddystoneUID):
-            key = .eddystoneUID(namespace: uid.namespace, instance: uid.instance)
+            key = .eddystoneUID(namespace: ShortBytes(uid.namespace), instance: ShortBytes(uid.instance))
         case .eddystoneURL(let url) where wanted.contains(.eddystoneURL):
             key = .eddystoneURL(url.url)
         case .iBeacon(let ibeacon) where wanted.contains(.iBeacon):
-            key = .iBeacon(uuid: ibeacon.uuid, major: ibeacon.major, minor: ibeacon.minor)
+            key = .iBeacon(uuid: ShortBytes(ibeacon.uuid), major: ibeacon.major, minor: ibeacon.minor)
         default:
             return nil
         }
         let isUID = if case .eddystoneUID = beacon { true } else { false }
-        return (key, DiscoveryDetails(medium: .ble, content: content, beacon: beacon, telemetry: isUID ? telemetry : nil))
+        return (key, DiscoveryDetails(medium: .ble, content: content, beaconADType: type, telemetry: isUID ? telemetry : nil))
     }
 
     /// The decoded fields of a beacon's events, JSON values in order.

@@ -30,7 +30,7 @@ struct AdvertPipeline {
         var found = 0, beacons = 0
         mutating func found(_ found: AirIngest.Found) { self.found += 1 }
         mutating func subscriberBeacon(_ id: SubscriberBeaconID) {}
-        mutating func beacon(_ beacon: Beacon) { beacons += 1 }
+        mutating func beacon(_ family: BeaconFilter) { beacons += 1 }
     }
 
     /// One subscription to every message of the corpus's namespace and to every beacon family.

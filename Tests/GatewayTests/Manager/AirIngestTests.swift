@@ -158,7 +158,7 @@ private struct ReferenceIngest {
                 telemetryBySender[report.address] = tlm
                 continue
             }
-            guard let (key, details) = BeaconDiscovery.make(beacon, content: structure.data[...], wanted: wanted,
+            guard let (key, details) = BeaconDiscovery.make(beacon, type: structure.type, content: structure.data[...], wanted: wanted,
                                                             telemetry: telemetryBySender[report.address]) else { continue }
             let matching = subscriptions.filter { key.beaconFilter.map($0.include.contains) ?? false }
             sighted(key, details, report.rssi, matching.map(\.lostAfter).max() ?? .seconds(10), Set(matching.compactMap(\.led)), now, date)
