@@ -1,4 +1,5 @@
 """The one table (terminal and Markdown) and BENCHMARKS.md, from run.py's results."""
+import json
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -23,17 +24,14 @@ def pipeline_rows(d):
                    ha, "reports/s", "higher", f"HA cache hit rate {peer['ha_parse_cached'].get('cache_hit_rate', 0):.0%}"))
     out.append(row("pipeline", "HCI parse alone (no peer: HA gets reports from BlueZ)", rate(ours["hci_parse"]), None, "-",
                    "reports/s", "higher"))
-    out.append(row("pipeline", "FULL pipeline, lazy path (HCI→AD→frame+auth→reassembly→found/lost)",
-                   rate(ours["pipeline_fast"]), rate(peer["ha_parse_cached"]), ha + " (AD parse only)", "reports/s", "higher",
+    out.append(row("pipeline", "FULL pipeline, the gateway's code (HCI→Sighting→AirIngest: AD→frame+auth→reassembly→found/lost)",
+                   rate(ours["pipeline"]), rate(peer["ha_parse_cached"]), ha + " (AD parse only)", "reports/s", "higher",
                    "target ≥ 1,000,000/s"))
-    out.append(row("pipeline", "FULL pipeline, Sighting path (what the gateway runs today)", rate(ours["pipeline_sightings"]),
-                   rate(peer["ha_parse_cached"]), ha + " (AD parse only)", "reports/s", "higher", "target ≥ 1,000,000/s"))
     alloc = d.get("allocations")
     if alloc:
         pairs = [("ad_walk", "ha_parse_uncached", hau), ("ad_values", "ha_parse_uncached", hau),
-                 ("pipeline_fast", "ha_parse_cached", ha), ("pipeline_sightings", "ha_parse_cached", ha)]
-        names = {"ad_walk": "lazy AD walk", "ad_values": "AD parse to values", "pipeline_fast": "full pipeline, lazy path",
-                 "pipeline_sightings": "full pipeline, Sighting path"}
+                 ("pipeline", "ha_parse_cached", ha)]
+        names = {"ad_walk": "lazy AD walk", "ad_values": "AD parse to values", "pipeline": "full pipeline, the gateway's code"}
         for mine, theirs, peer_name in pairs:
             out.append(row("pipeline", f"allocations per report: {names[mine]}", alloc["ours"].get(mine),
                            alloc["peer"].get(theirs), peer_name, "allocs", "lower"))
@@ -167,24 +165,68 @@ def markdown(results, rs):
                 details.append(module.details(data))
             except (ImportError, AttributeError):
                 pass
+    mode = "quick (`scripts/bench --quick`)" if results["quick"] else "full (`scripts/bench`)"
+    run = f"{mode}, started {results['started']}, {results['seconds']:.0f} s of measuring"
+    carry = results.get("carried") or {}
+    table = md_table(rs)
+    if carry:
+        measured = [s for s in results["sections"]] + [s for s in results["errors"]]
+        mode = f"{mode} of {', '.join(measured)} only"
+        table += "\n" + "\n".join(line for section in carry for line in carry[section]["rows"])
+        details += [carry[section]["details"] for section in carry if carry[section]["details"]]
+        provenance = {section: run for section in measured}
+        provenance.update({section: carry[section]["run"] for section in carry})
+        table += "\n\nRows of " + "; ".join(
+            f"**{section}**: {how}" for section, how in provenance.items()) + (
+            ". Rows carried over from an earlier run are unchanged; the machine and load figures above are this "
+            "run's.\n<!-- provenance: " + json.dumps(provenance, ensure_ascii=False) + " -->")
     values = {
-        "MODE": "quick (`scripts/bench --quick`)" if results["quick"] else "full (`scripts/bench`)",
+        "MODE": mode,
         "STARTED": results["started"], "SECONDS": f"{results['seconds']:.0f}",
         "CPU": m["cpu"], "CPUS": m["cpus"], "KERNEL": m["kernel"], "HYPERVISOR": m["hypervisor"], "OS": m["os"],
         "SWIFT": m["swift"], "MOSQUITTO": m["mosquitto"],
         "LOAD": f"{results['load_before'][0]:.2f} before, {results['load_after'][0]:.2f} after", "BUSY": busy,
-        "TABLE": md_table(rs), "ANALYSIS": open(os.path.join(HERE, "analysis.md")).read().strip(), "ERRORS": errors, "DETAILS": "\n\n".join(details),
+        "TABLE": table, "ANALYSIS": open(os.path.join(HERE, "analysis.md")).read().strip(), "ERRORS": errors, "DETAILS": "\n\n".join(details),
     }
     for key, value in values.items():
         template = template.replace("@" + key + "@", str(value))
     return template
 
 
+DETAIL_PREFIXES = {"pipeline": "**Advert pipeline run.**", "fanout": "**Fan-out run.**", "modem": "**Modem run.**",
+                   "process": "**Gateway process run**"}
+
+
+def carried(path, rerun):
+    """The rows and detail paragraphs of the sections *not* rerun, from an earlier BENCHMARKS.md, each
+    with the run that measured it: `--only` rewrites the file without losing (or re-dating) the rest."""
+    if not os.path.exists(path):
+        return {}
+    text = open(path).read()
+    provenance = {}
+    for line in text.splitlines():
+        if line.startswith("<!-- provenance: "):
+            provenance = json.loads(line[len("<!-- provenance: "):-len(" -->")])
+            break
+        if line.startswith("Run: "):
+            run = line[len("Run: "):].rstrip(".")
+            provenance = {section: run for section in DETAIL_PREFIXES}
+    out = {}
+    for section in DETAIL_PREFIXES:
+        if section in rerun or section not in provenance:
+            continue
+        rows = [line for line in text.splitlines() if line.startswith(f"| {section} |")]
+        details = "\n\n".join(p for p in text.split("\n\n") if p.startswith(DETAIL_PREFIXES[section]))
+        if rows:
+            out[section] = {"run": provenance[section], "rows": rows, "details": details}
+    return out
+
+
 def pipeline_details(d):
     o = d["ours"]
     return (f"**Advert pipeline run.** Corpus: {d['corpus']['reports']:,} reports in {d['corpus']['events']:,} events "
-            f"(seed 1); best of {d['repetitions']} passes. Outcomes of our full pipeline (both paths agree: "
-            f"{o['outcomes_agree']}): `{o['outcomes_fast']}`. bluetooth-data-tools {d['peer']['bluetooth_data_tools']} "
+            f"(seed 1); best of {d['repetitions']} passes. Outcomes of our full pipeline (the gateway's `AirIngest`, "
+            f"one subscription to the corpus's namespace and every beacon family, lost_after_s = 2): `{o['outcomes']}`. bluetooth-data-tools {d['peer']['bluetooth_data_tools']} "
             f"on Python {d['peer']['python']}.")
 
 

@@ -110,6 +110,10 @@ def main():
           f"{results['load_after'][0]:.2f} after")
     for section, error in results["errors"].items():
         print(f"{section}: FAILED: {error}")
+    if args.out and set(only) != set(SECTIONS):
+        # A partial run keeps the other sections' rows of the file it rewrites, labelled with their run
+        # (kept in the results too, so --render can write the same file again).
+        results["carried"] = report.carried(args.out, set(results["sections"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -108,6 +108,19 @@ public struct SubscriptionConfig: Sendable, Equatable {
     public var line: Int
 
     public var lostAfter: Duration { .seconds(lostAfterS) }
+
+    public init(namespace: String, type: String = "*", mediums: [Medium] = [.ble], mode: DiscoveryMode = .both,
+                background: Bool = false, lostAfterS: Int = 10, include: [BeaconFilter] = [], led: String? = nil, line: Int = 0) {
+        self.namespace = namespace
+        self.type = type
+        self.mediums = mediums
+        self.mode = mode
+        self.background = background
+        self.lostAfterS = lostAfterS
+        self.include = include
+        self.led = led
+        self.line = line
+    }
 }
 
 extension GatewayConfig {

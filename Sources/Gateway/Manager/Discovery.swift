@@ -1,20 +1,42 @@
 import Foundation
+import Radio
 
 /// What the found set holds: one of our messages, or a beacon a subscription opted into.
 /// Keys are content, never addresses or message ids, so rotation never causes a lost/found.
 enum DiscoveryKey: Hashable, Sendable {
     case message(Message)
-    case eddystoneUID(namespace: [UInt8], instance: [UInt8])
+    case eddystoneUID(namespace: ShortBytes, instance: ShortBytes)
     case eddystoneURL(String)
-    case iBeacon(uuid: [UInt8], major: UInt16, minor: UInt16)
+    case iBeacon(uuid: ShortBytes, major: UInt16, minor: UInt16)
 
     /// The topic under `found/` or `lost/` (PRODUCT.md §6, §12).
     var topicSuffix: String {
         switch self {
         case .message(let message): "\(TopicLevel.escape(message.namespace))/\(TopicLevel.escape(message.type))"
-        case .eddystoneUID(let namespace, let instance): "eddystone/\(Hex.lower(namespace))/\(Hex.lower(instance))"
+        case .eddystoneUID(let namespace, let instance): "eddystone/\(Hex.lower(namespace.bytes))/\(Hex.lower(instance.bytes))"
         case .eddystoneURL(let url): "eddystone-url/\(TopicLevel.escape(URLComponents(string: url)?.host ?? url))"
-        case .iBeacon(let uuid, let major, let minor): "ibeacon/\(Hex.uuid(uuid))/\(major)/\(minor)"
+        case .iBeacon(let uuid, let major, let minor): "ibeacon/\(Hex.uuid(uuid.bytes))/\(major)/\(minor)"
+        }
+    }
+
+    /// Hashed on every sighting: the message's content goes in as a block (see `Message.hash(into:)`).
+    func hash(into hasher: inout Hasher) {
+        switch self {
+        case .message(let message):
+            hasher.combine(0 as UInt8)
+            message.hash(into: &hasher)
+        case .eddystoneUID(let namespace, let instance):
+            hasher.combine(1 as UInt8)
+            hasher.combine(namespace)
+            hasher.combine(instance)
+        case .eddystoneURL(let url):
+            hasher.combine(2 as UInt8)
+            hasher.combine(url)
+        case .iBeacon(let uuid, let major, let minor):
+            hasher.combine(3 as UInt8)
+            hasher.combine(uuid)
+            hasher.combine(major)
+            hasher.combine(minor)
         }
     }
 
@@ -29,13 +51,52 @@ enum DiscoveryKey: Hashable, Sendable {
     }
 }
 
+/// Up to 16 bytes held inline (a beacon id: Eddystone namespace and instance, iBeacon UUID), so a
+/// beacon's found-set key is made, hashed and compared without allocating.
+struct ShortBytes: Hashable, Sendable {
+    private var high: UInt64 = 0
+    private var low: UInt64 = 0
+    let count: Int
+
+    /// The first 16 bytes of `bytes`.
+    init<C: Collection<UInt8>>(_ bytes: C) {
+        var count = 0
+        for byte in bytes.prefix(16) {
+            if count < 8 { high |= UInt64(byte) << (56 - 8 * count) } else { low |= UInt64(byte) << (56 - 8 * (count - 8)) }
+            count += 1
+        }
+        self.count = count
+    }
+
+    var bytes: [UInt8] {
+        (0..<count).map { k in UInt8(truncatingIfNeeded: k < 8 ? high >> (56 - 8 * k) : low >> (56 - 8 * (k - 8))) }
+    }
+}
+
 /// What we know about one found entry beyond its key, for the event JSON.
 struct DiscoveryDetails: Sendable {
     var medium: Medium
-    /// The message content, or a beacon's raw service/manufacturer data.
-    var content: [UInt8]
-    /// Decoded beacon fields, already JSON (e.g. `"url":"https://…"`), in order.
-    var extraFields: [(String, String)] = []
+    /// The message content, or a beacon's raw service/manufacturer data (a view into the advert it
+    /// came in: refreshing an entry copies nothing).
+    var content: ArraySlice<UInt8>
+    /// For a beacon, the AD type its `content` came in (service or manufacturer data); nil for messages.
+    var beaconADType: UInt8?
+    /// The sender's latest Eddystone TLM, for an Eddystone-UID.
+    var telemetry: EddystoneTLM?
+
+    init(medium: Medium, content: ArraySlice<UInt8>, beaconADType: UInt8? = nil, telemetry: EddystoneTLM? = nil) {
+        self.medium = medium
+        self.content = content
+        self.beaconADType = beaconADType
+        self.telemetry = telemetry
+    }
+
+    /// Decoded beacon fields, already JSON (e.g. `"url":"https://…"`), in order. Made when an event
+    /// needs them, by decoding `content` again: a sighting only keeps the bytes it came with.
+    var extraFields: [(String, String)] {
+        guard let type = beaconADType, let beacon = Beacon.parse(type: type, data: content) else { return [] }
+        return BeaconDiscovery.fields(beacon, telemetry: telemetry)
+    }
 }
 
 enum Hex {

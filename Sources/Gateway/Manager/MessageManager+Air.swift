@@ -19,77 +19,92 @@ extension MessageManager {
     }
 
     func ingest(_ sighting: Sighting) async {
-        countAdvert()
-        let subscriptions = runningSubscriptions(for: .ble)
-        guard !subscriptions.isEmpty || hasScanPublications else { return }
-        for structure in sighting.adStructures where structure.type == 0xFF {
-            await ingestFrame(structure.data, source: .ble(address: sighting.address.rawValue), medium: .ble,
-                              rssi: sighting.rssi, subscriptions: subscriptions)
-        }
-        let wanted = subscriptions.reduce(into: Set<BeaconFilter>()) { $0.formUnion($1.include) }
-        guard !wanted.isEmpty else { return }
-        for structure in sighting.adStructures {
-            guard let beacon = Beacon.parse(type: structure.type, data: structure.data[...]) else { continue }
-            if case .eddystoneTLM(let tlm) = beacon {
-                rememberTelemetry(tlm, from: sighting.address)
-                continue
-            }
-            guard let (key, details) = BeaconDiscovery.make(beacon, content: structure.data, wanted: wanted,
-                                                            telemetry: telemetry(from: sighting.address)) else { continue }
-            let matching = subscriptions.filter { key.beaconFilter.map($0.include.contains) ?? false }
-            await sighted(key, details: details, rssi: sighting.rssi, lostAfter: matching.map(\.lostAfter).max() ?? .seconds(10),
-                          leds: Set(matching.compactMap(\.led)))
-        }
+        var effects = AirEffects(logsDrops: isDebug)
+        inbound.ingest(sighting, now: clock.now, date: Date(), into: &effects)
+        await perform(effects)
     }
 
     func ingestAudio(_ payload: [UInt8]) async {
-        countAudioPayload()
-        let subscriptions = runningSubscriptions(for: .audio)
-        await ingestFrame(payload, source: .audio, medium: .audio, rssi: nil, subscriptions: subscriptions)
+        var effects = AirEffects(logsDrops: isDebug)
+        inbound.ingestAudio(payload, now: clock.now, date: Date(), into: &effects)
+        await perform(effects)
     }
 
-    private func ingestFrame(_ bytes: [UInt8], source: SourceID, medium: Medium, rssi: Int8?,
-                             subscriptions: [Subscription]) async {
-        switch reassemble(bytes, source: source) {
-        case .notOurs, .incomplete:
-            break
-        case .dropped(let reason):
-            if isDebug { logger.debug("frame dropped", metadata: ["reason": "\(reason.rawValue)", "source": "\(source)"]) }
-        case .subscriberBeacon(let id):
-            await subscriberBeaconHeard(id)
-        case .message(let message):
-            let matching = subscriptions.filter { $0.matches(message) }
-            guard !matching.isEmpty else { return }
-            await sighted(.message(message), details: DiscoveryDetails(medium: medium, content: message.content), rssi: rssi,
-                          lostAfter: matching.map(\.lostAfter).max()!, leds: Set(matching.compactMap(\.led)))
+    /// What the air ingest reported, in order: the actor's side effects (events, LEDs, scan windows, logs).
+    private func perform(_ effects: AirEffects) async {
+        for effect in effects.effects {
+            switch effect {
+            case .found(let found):
+                await announceFound(found)
+            case .subscriberBeacon(let id):
+                await subscriberBeaconHeard(id)
+            case .dropped(let reason, let source):
+                logger.debug("frame dropped", metadata: ["reason": "\(reason.rawValue)", "source": "\(source)"])
+            }
         }
+    }
+}
+
+/// The manager's `AirIngestSink`: collects what one call reported, to act on it afterwards (most
+/// sightings report nothing, and then nothing is allocated).
+struct AirEffects: AirIngestSink {
+    enum Effect {
+        case found(AirIngest.Found)
+        case subscriberBeacon(SubscriberBeaconID)
+        case dropped(DropReason, SourceID)
+    }
+
+    let logsDrops: Bool
+    private(set) var effects: [Effect] = []
+
+    init(logsDrops: Bool) { self.logsDrops = logsDrops }
+
+    mutating func found(_ found: AirIngest.Found) { effects.append(.found(found)) }
+    mutating func subscriberBeacon(_ id: SubscriberBeaconID) { effects.append(.subscriberBeacon(id)) }
+    mutating func dropped(_ reason: DropReason, source: SourceID) {
+        if logsDrops { effects.append(.dropped(reason, source)) }
     }
 }
 
 /// Beacon sightings as found-set entries (PRODUCT.md §12 topics and fields).
 enum BeaconDiscovery {
-    static func make(_ beacon: Beacon, content: [UInt8], wanted: Set<BeaconFilter>,
+    /// The key and details of a beacon a subscription includes, from the decoded beacon and the AD
+    /// structure (`type`, `content`) it came in. The details keep those bytes; the JSON fields are
+    /// written only when an event needs them (`fields`). `AirIngest` makes the same keys and details
+    /// straight from the bytes, without decoding into `Beacon` values (that allocates).
+    static func make(_ beacon: Beacon, type: UInt8, content: ArraySlice<UInt8>, wanted: Set<BeaconFilter>,
                      telemetry: EddystoneTLM?) -> (DiscoveryKey, DiscoveryDetails)? {
-        let quote = JSONObjectWriter.quote
+        let key: DiscoveryKey
         switch beacon {
         case .eddystoneUID(let uid) where wanted.contains(.eddystoneUID):
+            key = .eddystoneUID(namespace: ShortBytes(uid.namespace), instance: ShortBytes(uid.instance))
+        case .eddystoneURL(let url) where wanted.contains(.eddystoneURL):
+            key = .eddystoneURL(url.url)
+        case .iBeacon(let ibeacon) where wanted.contains(.iBeacon):
+            key = .iBeacon(uuid: ShortBytes(ibeacon.uuid), major: ibeacon.major, minor: ibeacon.minor)
+        default:
+            return nil
+        }
+        let isUID = if case .eddystoneUID = beacon { true } else { false }
+        return (key, DiscoveryDetails(medium: .ble, content: content, beaconADType: type, telemetry: isUID ? telemetry : nil))
+    }
+
+    /// The decoded fields of a beacon's events, JSON values in order.
+    static func fields(_ beacon: Beacon, telemetry: EddystoneTLM?) -> [(String, String)] {
+        let quote = JSONObjectWriter.quote
+        switch beacon {
+        case .eddystoneUID(let uid):
             var fields = [("namespace_id", quote(uid.namespaceHex)), ("instance_id", quote(uid.instanceHex)),
                           ("tx_power", String(uid.txPower))]
             if let telemetry { fields.append(("tlm", json(telemetry))) }
-            return (.eddystoneUID(namespace: uid.namespace, instance: uid.instance),
-                    DiscoveryDetails(medium: .ble, content: content, extraFields: fields))
-        case .eddystoneURL(let url) where wanted.contains(.eddystoneURL):
-            return (.eddystoneURL(url.url), DiscoveryDetails(medium: .ble, content: content, extraFields: [
-                ("url", quote(url.url)), ("tx_power", String(url.txPower)),
-            ]))
-        case .iBeacon(let ibeacon) where wanted.contains(.iBeacon):
-            return (.iBeacon(uuid: ibeacon.uuid, major: ibeacon.major, minor: ibeacon.minor),
-                    DiscoveryDetails(medium: .ble, content: content, extraFields: [
-                        ("uuid", quote(ibeacon.uuidString)), ("major", String(ibeacon.major)),
-                        ("minor", String(ibeacon.minor)), ("tx_power", String(ibeacon.measuredPower)),
-                    ]))
-        default:
-            return nil
+            return fields
+        case .eddystoneURL(let url):
+            return [("url", quote(url.url)), ("tx_power", String(url.txPower))]
+        case .iBeacon(let ibeacon):
+            return [("uuid", quote(ibeacon.uuidString)), ("major", String(ibeacon.major)),
+                    ("minor", String(ibeacon.minor)), ("tx_power", String(ibeacon.measuredPower))]
+        case .eddystoneTLM:
+            return []
         }
     }
 

@@ -7,14 +7,14 @@ extension MessageManager {
         "found/" + key.topicSuffix + "#" + String(UInt(bitPattern: key.hashValue), radix: 36)
     }
 
-    func eventJSON(_ entry: FoundTracker<DiscoveryKey>.Entry, _ details: DiscoveryDetails) -> String {
+    func eventJSON(_ entry: AirIngest.Entry, _ details: DiscoveryDetails) -> String {
         let message: Message
         switch entry.key {
         case .message(let found): message = found
         default:
             let suffix = entry.key.topicSuffix
             let slash = suffix.firstIndex(of: "/") ?? suffix.endIndex
-            message = Message(namespace: String(suffix[..<slash]), type: String(suffix[slash...].dropFirst()), content: details.content)
+            message = Message(namespace: String(suffix[..<slash]), type: String(suffix[slash...].dropFirst()), content: Array(details.content))
         }
         return SightingEvent.json(message: message, medium: details.medium, rssi: entry.rssi, firstSeen: entry.firstSeen,
                                   lastSeen: entry.lastSeen) { writer in
@@ -45,8 +45,8 @@ extension MessageManager {
     func statsJSON(clients: Int) -> String {
         var json = JSONObjectWriter()
         json.add("uptime_s", Int((ContinuousClock.now - stats.started).components.seconds))
-        json.add("adverts_seen", stats.advertsSeen)
-        json.add("audio_payloads_seen", stats.audioPayloadsSeen)
+        json.add("adverts_seen", inbound.advertsSeen)
+        json.add("audio_payloads_seen", inbound.audioPayloadsSeen)
         let counters = frameCounters
         var dropped = JSONObjectWriter()
         for (reason, count) in counters.dropped.sorted(by: { $0.key.rawValue < $1.key.rawValue }) { dropped.add(reason.rawValue, count) }

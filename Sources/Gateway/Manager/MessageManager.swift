@@ -8,8 +8,6 @@ import Radio
 /// seams in `Seams.swift`. Everything that decides what is on the air is in `AirPlanner`.
 actor MessageManager {
     struct Stats: Sendable {
-        var advertsSeen = 0
-        var audioPayloadsSeen = 0
         let started = ContinuousClock.now
         let startedAt = Date()
     }
@@ -21,9 +19,8 @@ actor MessageManager {
     private var publications: [PublicationID: Publication] = [:]
     private var nextPublication = 1
     private var subscriptions: [Subscription]
-    private var tracker = FoundTracker<DiscoveryKey>()
-    private var details: [DiscoveryKey: DiscoveryDetails] = [:]
-    private var reassembler: Reassembler
+    /// Sightings and audio payloads through the frame codec into the found set (the synchronous part).
+    var inbound: AirIngest
     private var beaconMatcher: SubscriberBeaconMatcher<PublicationID>
     private var scanWindows: [PublicationID: ContinuousClock.Instant] = [:]
     private(set) var errors: Set<GatewayErrorState> = []
@@ -36,9 +33,6 @@ actor MessageManager {
     private var litCounts: [String: Int] = [:]
     private var ledsByKey: [DiscoveryKey: Set<String>] = [:]
     private var pendingPanelEvents: [LEDEvent] = []
-    /// The latest Eddystone TLM per sender, added to that sender's UID sightings. Bounded: beacons are
-    /// few; a flood of fake senders only resets it.
-    private var telemetryBySender: [BDAddress: EddystoneTLM] = [:]
 
     private let air: (any AirInterface)?
     private let audio: (any AudioInterface)?
@@ -46,7 +40,7 @@ actor MessageManager {
     private let panel: (any PanelInterface)?
     private let stateFile: StateFile
     private let logLevel: SharedLogLevel
-    private let clock = ContinuousClock()
+    let clock = ContinuousClock()
 
     init(
         settings: ManagerSettings, state: GatewayState, stateFile: StateFile,
@@ -66,12 +60,13 @@ actor MessageManager {
         self.subscriptions = settings.subscriptions
         let epoch = settings.codec.epoch(at: Date())
         self.epoch = epoch
-        self.reassembler = Reassembler(codec: settings.codec, epoch: epoch)
+        self.inbound = AirIngest(reassembler: Reassembler(codec: settings.codec, epoch: epoch))
         self.beaconMatcher = SubscriberBeaconMatcher(codec: settings.codec, epoch: epoch, publications: [])
         for publication in settings.publications {
             publications[PublicationID(rawValue: nextPublication)] = Self.numbered(publication, nextPublication, owner: nil)
             nextPublication += 1
         }
+        inbound.listening = Self.listening(state: state, subscriptions: subscriptions, publications: publications.values)
     }
 
     private static func numbered(_ template: Publication, _ number: Int, owner: Int?) -> Publication {
@@ -96,7 +91,7 @@ actor MessageManager {
         publications = publications.filter { $0.value.owner != nil }
         settings = newSettings
         planner = AirPlanner(codec: newSettings.codec)
-        reassembler = Reassembler(codec: newSettings.codec, epoch: epoch)
+        inbound.replaceReassembler(Reassembler(codec: newSettings.codec, epoch: epoch))
         subscriptions = newSettings.subscriptions
         for publication in newSettings.publications { _ = addPublication(publication, owner: nil) }
         logger.info("config reloaded", metadata: ["publications": "\(publications.count)", "subscriptions": "\(subscriptions.count)"])
@@ -205,6 +200,8 @@ actor MessageManager {
 
     /// Recomputes what should be on the air and tells the radio and speaker what changed.
     func apply(rotatingAddress: Bool = false) async {
+        // Every change of state, subscriptions or publications ends here: what the air ingest listens for follows.
+        inbound.listening = listening
         let now = clock.now
         scanWindows = scanWindows.filter { $0.value > now }
         beaconMatcher = SubscriberBeaconMatcher(codec: settings.codec, epoch: epoch, publications: publications.values
@@ -237,7 +234,7 @@ actor MessageManager {
             guard let instant else { return }
             deadline = deadline.map { min($0, instant) } ?? instant
         }
-        consider(tracker.nextDeadline())
+        consider(inbound.nextDeadline())
         scanWindows.values.forEach(consider)
         publications.values.forEach { consider($0.expiry) }
         timer?.cancel()
@@ -250,10 +247,10 @@ actor MessageManager {
 
     private func timerFired() async {
         let now = clock.now
-        for entry in tracker.expire(now: now) { reportLost(entry) }
+        for entry in inbound.expireFound(now: now) { reportLost(entry) }
         for event in pendingPanelEvents { await panel?.handle(event) }
         pendingPanelEvents.removeAll()
-        reassembler.expire(now: now)
+        inbound.expireFrames(now: now)
         let expired = publications.values.filter { ($0.expiry ?? .now.advanced(by: .seconds(1))) <= now }.map(\.id)
         for id in expired {
             publications[id] = nil
@@ -263,7 +260,7 @@ actor MessageManager {
         let rotating = currentEpoch != epoch
         if rotating {
             epoch = currentEpoch
-            reassembler.setEpoch(epoch)
+            inbound.setEpoch(epoch)
             logger.info("rotation: new message ids and address", metadata: ["epoch": "\(epoch)"])
         }
         await apply(rotatingAddress: rotating)
@@ -271,48 +268,56 @@ actor MessageManager {
 
     // MARK: Found / lost
 
-    /// A sighting of `key`: found if new (event, LED, log), otherwise refreshes last_seen and RSSI.
-    func sighted(_ key: DiscoveryKey, details: DiscoveryDetails, rssi: Int8?, lostAfter: Duration, leds: Set<String>) async {
-        // Details follow the latest sighting (a beacon's telemetry changes), the event goes out once.
-        self.details[key] = details
-        guard case .found(let entry) = tracker.saw(key, rssi: rssi.map(Int.init), lostAfter: lostAfter, now: clock.now, date: Date())
-        else { return }
-        logger.info("found \(key.topicSuffix)", metadata: ["medium": "\(details.medium.rawValue)"])
-        events.publish(BrokerEvent(topic: "found/" + key.topicSuffix, json: eventJSON(entry, details), retain: .set(retainKey(key))))
-        ledsByKey[key] = leds
-        for led in leds { litCounts[led, default: 0] += 1 }
-        await panel?.handle(.found(total: tracker.count, lit: Set(litCounts.keys)))
+    /// A new found-set entry: event, LED, log.
+    func announceFound(_ found: AirIngest.Found) async {
+        let entry = found.entry, key = entry.key
+        logger.info("found \(key.topicSuffix)", metadata: ["medium": "\(entry.detail.medium.rawValue)"])
+        events.publish(BrokerEvent(topic: "found/" + key.topicSuffix, json: eventJSON(entry, entry.detail), retain: .set(retainKey(key))))
+        ledsByKey[key] = found.leds
+        for led in found.leds { litCounts[led, default: 0] += 1 }
+        await panel?.handle(.found(total: found.total, lit: Set(litCounts.keys)))
         reschedule()
     }
 
-    private func reportLost(_ entry: FoundTracker<DiscoveryKey>.Entry) {
+    private func reportLost(_ entry: AirIngest.Entry) {
         let key = entry.key
-        let details = self.details.removeValue(forKey: key) ?? DiscoveryDetails(medium: .ble, content: [])
         logger.info("lost \(key.topicSuffix)")
-        events.publish(BrokerEvent(topic: "lost/" + key.topicSuffix, json: eventJSON(entry, details), retain: .clear(retainKey(key))))
+        events.publish(BrokerEvent(topic: "lost/" + key.topicSuffix, json: eventJSON(entry, entry.detail), retain: .clear(retainKey(key))))
         for led in ledsByKey.removeValue(forKey: key) ?? [] {
             litCounts[led, default: 1] -= 1
             if litCounts[led] == 0 { litCounts[led] = nil }
         }
-        pendingPanelEvents.append(.lost(total: tracker.count, lit: Set(litCounts.keys)))
+        pendingPanelEvents.append(.lost(total: inbound.foundCount, lit: Set(litCounts.keys)))
     }
 
-    var foundCount: Int { tracker.count }
+    var foundCount: Int { inbound.foundCount }
     var currentPlan: AirPlan { plan }
 
     /// Entries running now (permission granted, power state) that accept `medium`.
     func runningSubscriptions(for medium: Medium) -> [Subscription] {
+        Self.running(subscriptions, for: medium, in: state)
+    }
+
+    /// What the air ingest listens for in the current state (see `AirIngest.Listening`).
+    private var listening: AirIngest.Listening {
+        Self.listening(state: state, subscriptions: subscriptions, publications: publications.values)
+    }
+
+    private static func listening(state: GatewayState, subscriptions: [Subscription],
+                                  publications: some Sequence<Publication>) -> AirIngest.Listening {
+        AirIngest.Listening(ble: running(subscriptions, for: .ble, in: state), audio: running(subscriptions, for: .audio, in: state),
+                            hasScanPublications: publications.contains { $0.mode == .scan })
+    }
+
+    /// Entries running in `state` (permission granted, power state) that accept `medium`.
+    private static func running(_ subscriptions: [Subscription], for medium: Medium, in state: GatewayState) -> [Subscription] {
         guard state.permission == .granted else { return [] }
         return subscriptions.filter {
             AirPlanner.runs(background: $0.background, in: state) && AirPlanner.mediums($0.mediums, in: state).contains(medium)
         }
     }
 
-    func reassemble(_ bytes: [UInt8], source: SourceID) -> FrameOutcome {
-        reassembler.ingest(bytes, source: source, now: clock.now)
-    }
-
-    var frameCounters: Reassembler.Counters { reassembler.counters }
+    var frameCounters: Reassembler.Counters { inbound.frameCounters }
 
     func publicationsJSON() -> String {
         "[" + publications.values.sorted { $0.id < $1.id }.map { publication in
@@ -329,24 +334,14 @@ actor MessageManager {
     }
 
     func foundJSON() -> String {
-        "[" + tracker.entries.values.sorted { $0.firstSeen < $1.firstSeen }.map { entry in
-            eventJSON(entry, details[entry.key] ?? DiscoveryDetails(medium: .ble, content: []))
+        "[" + inbound.foundEntries.sorted { $0.firstSeen < $1.firstSeen }.map { entry in
+            eventJSON(entry, entry.detail)
         }.joined(separator: ",") + "]"
     }
-
-    func rememberTelemetry(_ tlm: EddystoneTLM, from sender: BDAddress) {
-        if telemetryBySender.count >= 256, telemetryBySender[sender] == nil { telemetryBySender.removeAll() }
-        telemetryBySender[sender] = tlm
-    }
-
-    func telemetry(from sender: BDAddress) -> EddystoneTLM? { telemetryBySender[sender] }
 
     var hasScanPublications: Bool { publications.values.contains { $0.mode == .scan } }
     var publicationCount: Int { publications.count }
     func publicationCount(owner: Int) -> Int { publications.values.reduce(0) { $0 + ($1.owner == owner ? 1 : 0) } }
-
-    func countAdvert() { stats.advertsSeen += 1 }
-    func countAudioPayload() { stats.audioPayloadsSeen += 1 }
 
     /// A subscriber beacon was heard: matching scan-mode publications transmit for a while.
     func subscriberBeaconHeard(_ id: SubscriberBeaconID) async {

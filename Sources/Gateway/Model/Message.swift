@@ -15,4 +15,13 @@ public struct Message: Hashable, Sendable {
         self.type = type
         self.content = content
     }
+
+    /// The synthesised hash feeds the content one byte at a time; a message is a found-set key that is
+    /// hashed on every sighting, so its content goes in as one block (equality is still the synthesised one).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(namespace)
+        hasher.combine(type)
+        hasher.combine(content.count)
+        content.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }

@@ -22,17 +22,16 @@ struct BenchPipelineCommand: ParsableCommand {
 
     @Option(help: "Corpus file (from 'bench corpus').") var corpus: String
     @Option(help: "Timed passes per stage; the best counts. 0 = count allocations only.") var repetitions = 3
-    @Option(help: "Comma-separated stages to run (hci_parse, ad_walk, ad_values, pipeline_fast, pipeline_sightings).")
+    @Option(help: "Comma-separated stages to run (hci_parse, ad_walk, ad_values, pipeline).")
     var only: String?
 
     func run() throws {
         let corpus = try AdvertCorpus.read(from: corpus)
         let bench = PipelineBench(corpus: corpus, repetitions: repetitions,
                                   only: only.map { Set($0.split(separator: ",").map(String.init)) })
-        let (stages, fast, sightings) = bench.run()
+        let (stages, outcomes) = bench.run()
         BenchJSON.print([
-            "stages": stages.map(\.json), "outcomes_fast": fast.json, "outcomes_sightings": sightings.json,
-            "outcomes_agree": fast == sightings, "allocations_counted": MallocCounter() != nil,
+            "stages": stages.map(\.json), "outcomes": outcomes.json, "allocations_counted": MallocCounter() != nil,
         ])
     }
 }

@@ -43,7 +43,7 @@ struct PipelineBench {
         self.payloads = payloads
     }
 
-    func run() -> (stages: [Stage], fast: AdvertPipeline.Outcomes, sightings: AdvertPipeline.Outcomes) {
+    func run() -> (stages: [Stage], outcomes: AdvertPipeline.Outcomes) {
         let events = corpus.events, payloads = payloads
         var stages: [Stage] = []
         stages.appendIfPresent(measure("hci_parse", reports: payloads.count) {
@@ -69,20 +69,14 @@ struct PipelineBench {
             }
             return sum
         })
-        var fast = AdvertPipeline.Outcomes(), sightings = AdvertPipeline.Outcomes()
-        stages.appendIfPresent(measure("pipeline_fast", reports: corpus.reportCount) {
+        var outcomes = AdvertPipeline.Outcomes()
+        stages.appendIfPresent(measure("pipeline", reports: corpus.reportCount) {
             var pipeline = AdvertPipeline(start: ContinuousClock.now)
-            pipeline.runFast(events)
-            fast = pipeline.outcomes
+            pipeline.run(events)
+            outcomes = pipeline.outcomes
             return pipeline.outcomes.found
         })
-        stages.appendIfPresent(measure("pipeline_sightings", reports: corpus.reportCount) {
-            var pipeline = AdvertPipeline(start: ContinuousClock.now)
-            pipeline.runSightings(events)
-            sightings = pipeline.outcomes
-            return pipeline.outcomes.found
-        })
-        return (stages, fast, sightings)
+        return (stages, outcomes)
     }
 
     private func measure(_ name: String, reports: Int, _ body: () -> Int) -> Stage? {

@@ -13,10 +13,10 @@ struct EventFormattingTests {
     }
 
     @Test func beaconTopicsFollowTheSpec() {
-        let uid = DiscoveryKey.eddystoneUID(namespace: Array(repeating: 0xAB, count: 10), instance: [1, 2, 3, 4, 5, 6])
+        let uid = DiscoveryKey.eddystoneUID(namespace: ShortBytes(Array(repeating: 0xAB, count: 10)), instance: ShortBytes([1, 2, 3, 4, 5, 6]))
         #expect(uid.topicSuffix == "eddystone/abababababababababab/010203040506")
         let uuid: [UInt8] = [0xE2, 0xC5, 0x6D, 0xB5, 0xDF, 0xFB, 0x48, 0xD2, 0xB0, 0x60, 0xD0, 0xF5, 0xA7, 0x10, 0x96, 0xE0]
-        #expect(DiscoveryKey.iBeacon(uuid: uuid, major: 1, minor: 2).topicSuffix
+        #expect(DiscoveryKey.iBeacon(uuid: ShortBytes(uuid), major: 1, minor: 2).topicSuffix
                 == "ibeacon/e2c56db5-dffb-48d2-b060-d0f5a71096e0/1/2")
         #expect(DiscoveryKey.eddystoneURL("https://example.com/x").topicSuffix == "eddystone-url/example.com")
     }

@@ -1,14 +1,18 @@
 import Foundation
 
 /// The found set of one owner: found on the first sighting, lost when not seen for its `lostAfter`.
+/// Each entry carries a `Detail` of its owner's choosing (the message manager keeps what its events
+/// say about the entry there, so one lookup serves both).
 ///
 /// Pure and clock-free: every call takes the instant (`ContinuousClock`, for deadlines) and, where the
 /// JSON needs it, the wall-clock date. `nextDeadline()` tells the owner when the next entry can be lost,
 /// so it sleeps until then instead of polling; deadlines sit in a min-heap that is corrected lazily
 /// (a sighting only moves an entry's deadline later, so a stale heap top is simply re-filed).
-public struct FoundTracker<Key: Hashable & Sendable>: Sendable {
-    public struct Entry: Sendable, Equatable {
+public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
+    public struct Entry: Sendable {
         public var key: Key
+        /// What the latest sighting said about the entry.
+        public var detail: Detail
         public var firstSeen: Date
         public var lastSeen: Date
         public var lastSeenInstant: ContinuousClock.Instant
@@ -22,7 +26,7 @@ public struct FoundTracker<Key: Hashable & Sendable>: Sendable {
         public var deadline: ContinuousClock.Instant { lastSeenInstant + lostAfter }
     }
 
-    public enum Sighting: Sendable, Equatable {
+    public enum Sighting: Sendable {
         case found(Entry)
         case updated(Entry)
     }
@@ -40,27 +44,46 @@ public struct FoundTracker<Key: Hashable & Sendable>: Sendable {
     public subscript(key: Key) -> Entry? { entries[key] }
 
     /// Records a sighting of `key`. The entry's `lostAfter` becomes the one given (the latest
-    /// subscription setting wins).
+    /// subscription setting wins), and its detail the one given.
     @discardableResult
-    public mutating func saw(_ key: Key, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant, date: Date) -> Sighting {
-        if var entry = entries[key] {
-            let previousDeadline = entry.deadline
-            entry.lastSeen = date
-            entry.lastSeenInstant = max(entry.lastSeenInstant, now)
-            entry.lostAfter = lostAfter
-            entry.rssi = rssi
-            if let rssi { entry.smoothedRSSI = entry.smoothedRSSI.map { $0 + smoothing * (Double(rssi) - $0) } ?? Double(rssi) }
-            entry.sightings += 1
-            entries[key] = entry
-            // A shorter lostAfter can move the deadline earlier: only then must the heap learn of it.
-            if entry.deadline < previousDeadline { heap.push(entry.deadline, key) }
-            return .updated(entry)
+    public mutating func saw(_ key: Key, detail: Detail, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant,
+                             date: Date) -> Sighting {
+        if let entry = record(key, detail: detail, rssi: rssi, lostAfter: lostAfter, now: now, date: date) { return .found(entry) }
+        return .updated(entries[key]!)
+    }
+
+    /// `saw` for the hot path: the new entry when `key` was not in the set, nil (and nothing copied)
+    /// when an existing entry was refreshed. One hash lookup either way; an entry is updated in place.
+    public mutating func record(_ key: Key, detail: Detail, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant,
+                                date: Date) -> Entry? {
+        if let index = entries.index(forKey: key) {
+            let smoothing = smoothing
+            if let earlier = Self.update(&entries.values[index], detail: detail, rssi: rssi, lostAfter: lostAfter, now: now,
+                                         date: date, smoothing: smoothing) {
+                heap.push(earlier, key)
+            }
+            return nil
         }
-        let entry = Entry(key: key, firstSeen: date, lastSeen: date, lastSeenInstant: now, lostAfter: lostAfter,
+        let entry = Entry(key: key, detail: detail, firstSeen: date, lastSeen: date, lastSeenInstant: now, lostAfter: lostAfter,
                           rssi: rssi, smoothedRSSI: rssi.map(Double.init), sightings: 1)
         entries[key] = entry
         heap.push(entry.deadline, key)
-        return .found(entry)
+        return entry
+    }
+
+    /// Refreshes `entry`; returns its new deadline when that moved earlier (the heap must learn of it).
+    private static func update(_ entry: inout Entry, detail: Detail, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant,
+                               date: Date, smoothing: Double) -> ContinuousClock.Instant? {
+        let previousDeadline = entry.deadline
+        entry.detail = detail
+        entry.lastSeen = date
+        entry.lastSeenInstant = max(entry.lastSeenInstant, now)
+        entry.lostAfter = lostAfter
+        entry.rssi = rssi
+        if let rssi { entry.smoothedRSSI = entry.smoothedRSSI.map { $0 + smoothing * (Double(rssi) - $0) } ?? Double(rssi) }
+        entry.sightings += 1
+        // A shorter lostAfter can move the deadline earlier: only then must the heap learn of it.
+        return entry.deadline < previousDeadline ? entry.deadline : nil
     }
 
     /// The earliest instant at which an entry can be lost (nil when nothing is found).
@@ -93,6 +116,24 @@ public struct FoundTracker<Key: Hashable & Sendable>: Sendable {
     public mutating func removeAll() {
         entries.removeAll()
         heap = DeadlineHeap()
+    }
+}
+
+extension FoundSet.Entry: Equatable where Detail: Equatable {}
+extension FoundSet.Sighting: Equatable where Detail: Equatable {}
+
+/// The detail of a found set that keeps none.
+public struct NoDetail: Sendable, Hashable {
+    public init() {}
+}
+
+/// A found set without details.
+public typealias FoundTracker<Key: Hashable & Sendable> = FoundSet<Key, NoDetail>
+
+extension FoundSet where Detail == NoDetail {
+    @discardableResult
+    public mutating func saw(_ key: Key, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant, date: Date) -> Sighting {
+        saw(key, detail: NoDetail(), rssi: rssi, lostAfter: lostAfter, now: now, date: date)
     }
 }
 
