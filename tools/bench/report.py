@@ -167,9 +167,21 @@ def markdown(results, rs):
                 details.append(module.details(data))
             except (ImportError, AttributeError):
                 pass
+    mode = "quick (`scripts/bench --quick`)" if results["quick"] else "full (`scripts/bench`)"
+    only = results.get("only") or []
+    run = f"{mode}, started {results['started']}, {results['seconds']:.0f} s of measuring"
+    if results.get("section_started"):
+        earlier = {}
+        for section, started in results["section_started"].items():
+            if section not in only:
+                earlier.setdefault(started, []).append(section)
+        run = "merged. " + "; ".join(f"{', '.join(ss)}: from the run started {st}" for st, ss in sorted(earlier.items())) + \
+            f"; {', '.join(only)}: rerun with `scripts/bench --only {','.join(only)}`, started {results['started']}, " \
+            f"{results['seconds']:.0f} s of measuring (machine and load below are this rerun's)"
+    elif only and set(only) != {"pipeline", "fanout", "modem", "process"}:
+        run = f"{mode} with `--only {','.join(only)}`, started {results['started']}, {results['seconds']:.0f} s of measuring"
     values = {
-        "MODE": "quick (`scripts/bench --quick`)" if results["quick"] else "full (`scripts/bench`)",
-        "STARTED": results["started"], "SECONDS": f"{results['seconds']:.0f}",
+        "RUN": run,
         "CPU": m["cpu"], "CPUS": m["cpus"], "KERNEL": m["kernel"], "HYPERVISOR": m["hypervisor"], "OS": m["os"],
         "SWIFT": m["swift"], "MOSQUITTO": m["mosquitto"],
         "LOAD": f"{results['load_before'][0]:.2f} before, {results['load_after'][0]:.2f} after", "BUSY": busy,

@@ -2,7 +2,10 @@
 """Runs every benchmark with its peer in the same run, prints one table, writes BENCHMARKS.md.
 
   run.py --bin NEARBY_GATEWAY --top REPO [--quick] [--only pipeline,fanout,modem,process]
-         [--malloc-shim SO] [--out BENCHMARKS.md] [--json results.json]
+         [--malloc-shim SO] [--out BENCHMARKS.md] [--json results.json] [--merge PREVIOUS.json]
+
+With --merge, the sections not run this time are taken from an earlier run's results (and
+BENCHMARKS.md says which section comes from which run), so `--only fanout` does not drop the rest.
 
 Called by scripts/bench, which installs the peers and builds the release binary first.
 """
@@ -65,6 +68,7 @@ def main():
     ap.add_argument("--malloc-shim")
     ap.add_argument("--out")
     ap.add_argument("--json")
+    ap.add_argument("--merge", metavar="PREVIOUS_JSON", help="keep the other sections of an earlier run's results")
     ap.add_argument("--render", metavar="RESULTS_JSON", help="only rewrite --out from an earlier run's results")
     args = ap.parse_args()
     if args.render:
@@ -104,6 +108,19 @@ def main():
     results["seconds"] = time.monotonic() - started
     shutil.rmtree(work, ignore_errors=True)   # the corpus alone is ~40 MB
     results["load_after"] = os.getloadavg()
+    results["only"] = only
+    if args.merge and os.path.exists(args.merge):
+        with open(args.merge) as f:
+            previous = json.load(f)
+        kept = [s for s in SECTIONS if s not in only and s in previous.get("sections", {}) and previous.get("quick") == args.quick]
+        if kept:
+            # Where each kept section was measured: an earlier merge's own record, else that run's start.
+            origin = previous.get("section_started", {})
+            results["section_started"] = {s: origin.get(s, previous["started"]) for s in kept}
+            results["section_started"].update({s: results["started"] for s in only})
+            merged = dict(previous["sections"])
+            merged.update(results["sections"])
+            results["sections"] = {s: merged[s] for s in SECTIONS if s in merged}
     rows = report.rows(results)
     print(report.text_table(rows))
     print(f"\n{results['seconds']:.1f} s of measuring; load average {results['load_before'][0]:.2f} before, "
