@@ -47,17 +47,20 @@ final class BrokerLoop {
     func run() {
         logger.info("socket listening", metadata: ["path": "\(configuration.path)", "max_clients": "\(configuration.maxClients)"])
         while true {
-            // Holding: events are written at the end of the coalescing window. Meanwhile the inbox
-            // is not polled, so a burst of events costs no wake-ups; they are taken when it ends.
+            // Holding: events are written at the end of the coalescing window. Meanwhile events do
+            // not wake the loop, so a burst costs no wake-ups (replies and shutdown still do). The
+            // inbox is taken at every wake-up while holding, before any client's commands, so an
+            // event published before a command still reaches that client before the reply.
             let hold = remainingHold()
-            preparePollSet(watchInbox: hold == nil)
+            inbox.eventsWakeTheLoop(hold == nil)
+            preparePollSet()
             if Posix.poll(&pollSet, timeoutNanoseconds: dirty.isEmpty ? nil : hold ?? 0) == -1 {
                 let code = errno
                 if code == EINTR { continue }
                 logger.critical("socket poll failed; closing the socket", metadata: ["errno": "\(code)", "error": "\(Posix.errorText(code))"])
                 break
             }
-            if pollSet[0].revents != 0 || (hold != nil && remainingHold() == nil) {
+            if pollSet[0].revents != 0 || hold != nil {
                 let (items, shutdown) = inbox.take()
                 acceptPaused = false
                 for item in items { handle(item) }
@@ -86,7 +89,7 @@ final class BrokerLoop {
 
     // MARK: polling
 
-    private func preparePollSet(watchInbox: Bool) {
+    private func preparePollSet() {
         if pollSetStale {
             polled = Array(clients.values)
             pollSet = [pollfd(fd: inbox.wakeFD, events: Int16(POLLIN), revents: 0), pollfd(fd: listening.fd, events: 0, revents: 0)]
@@ -94,7 +97,6 @@ final class BrokerLoop {
             for client in polled { pollSet.append(pollfd(fd: client.fd, events: 0, revents: 0)) }
             pollSetStale = false
         }
-        pollSet[0].events = watchInbox ? Int16(POLLIN) : 0
         pollSet[0].revents = 0
         pollSet[1].events = acceptPaused ? 0 : Int16(POLLIN)
         pollSet[1].revents = 0
