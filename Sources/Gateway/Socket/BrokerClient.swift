@@ -13,6 +13,8 @@ final class BrokerClient {
     var inputExhausted = true
     /// Events dropped since the last `$SYS/dropped` report to this client.
     var droppedSinceReport = 0
+    /// Listed in the loop's `dirty`: bytes were queued since the last write attempt.
+    var isDirty = false
 
     init(fd: Int32, info: ClientInfo, configuration: SocketBrokerConfiguration) {
         self.fd = fd
@@ -21,7 +23,10 @@ final class BrokerClient {
         self.outgoing = OutgoingQueue(limit: configuration.outgoingLimitBytes)
     }
 
-    func isSubscribed(to topic: String) -> Bool {
-        subscriptions.contains { $0.matches(topic) }
-    }
+}
+
+/// By identity: the loop's subscription index keys clients by the object, not by fd (fds are reused).
+extension BrokerClient: Hashable {
+    static func == (lhs: BrokerClient, rhs: BrokerClient) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

@@ -6,7 +6,8 @@ import Synchronization
 /// What other threads hand to the broker's loop: events from the manager, replies from handler
 /// tasks, shutdown. A non-blocking pipe wakes the loop's poll(2) (eventfd is not visible to Swift's
 /// Glibc module); it is written only when the inbox goes from empty to non-empty, so a burst of
-/// events costs one wake-up.
+/// events costs one wake-up. While the loop holds events to coalesce writes, events do not wake
+/// it at all (`eventsWakeTheLoop`); replies and shutdown always do.
 final class BrokerInbox: Sendable {
     enum Item: Sendable {
         case event(BrokerEvent)
@@ -15,7 +16,9 @@ final class BrokerInbox: Sendable {
 
     private struct State {
         var items: [Item] = []
+        /// A byte is in the pipe (or about to be): the loop will wake and take.
         var wakePending = false
+        var eventsWake = true
         var shutdown = false
         var statistics = SocketBrokerStatistics()
     }
@@ -55,10 +58,23 @@ final class BrokerInbox: Sendable {
                 }
             }
             state.items.append(item)
+            if case .event = item, !state.eventsWake { return false }
             defer { state.wakePending = true }
             return !state.wakePending
         }
         if wake { signal() }
+    }
+
+    /// The loop says whether posting an event should wake it. Turning it back on with items
+    /// waiting wakes the loop at once, so nothing posted meanwhile can wait for the next event.
+    func eventsWakeTheLoop(_ wake: Bool) {
+        let signalNow = state.withLock { state -> Bool in
+            state.eventsWake = wake
+            guard wake, !state.items.isEmpty, !state.wakePending else { return false }
+            state.wakePending = true
+            return true
+        }
+        if signalNow { signal() }
     }
 
     func requestShutdown() {

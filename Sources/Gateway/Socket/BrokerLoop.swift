@@ -16,7 +16,20 @@ final class BrokerLoop {
     private var retained = RetainedStore()
     private var nextClientID: UInt64 = 1
     private var acceptPaused = false
-    private var dirty: Set<Int32> = []
+    /// Clients grouped by filter, with the answer per topic cached (SubscriptionIndex).
+    private var subscriptions = SubscriptionIndex<BrokerClient>()
+    /// Clients with bytes queued since their last write; each is listed once (`BrokerClient.isDirty`).
+    private var dirty: [BrokerClient] = []
+    private var flushing: [BrokerClient] = []
+    /// A reply is queued: the next flush is not held for coalescing.
+    private var replyQueued = false
+    /// When events were last written; events are held until `writeCoalescingNanoseconds` after it.
+    private var lastEventFlush: UInt64 = 0
+    /// The poll set: the wake pipe, the listening socket, then `polled` in order. Rebuilt only when
+    /// a client comes or goes; the interest bits are refreshed in place every turn.
+    private var polled: [BrokerClient] = []
+    private var pollSet: [pollfd] = []
+    private var pollSetStale = true
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// Counted locally and published once per loop turn, not once per event and client.
     private var delivered = 0
@@ -34,30 +47,28 @@ final class BrokerLoop {
     func run() {
         logger.info("socket listening", metadata: ["path": "\(configuration.path)", "max_clients": "\(configuration.maxClients)"])
         while true {
-            let polled = Array(clients.values)
-            var fds = [pollfd(fd: inbox.wakeFD, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: listening.fd, events: acceptPaused ? 0 : Int16(POLLIN), revents: 0)]
-            for client in polled {
-                var events: Int16 = 0
-                if !client.readClosed, client.framer.bufferedBytes < configuration.inputLimitBytes { events |= Int16(POLLIN) }
-                if !client.outgoing.isEmpty { events |= Int16(POLLOUT) }
-                fds.append(pollfd(fd: client.fd, events: events, revents: 0))
-            }
-            if poll(&fds, nfds_t(fds.count), -1) == -1 {
+            // Holding: events are written at the end of the coalescing window. Meanwhile events do
+            // not wake the loop, so a burst costs no wake-ups (replies and shutdown still do). The
+            // inbox is taken at every wake-up while holding, before any client's commands, so an
+            // event published before a command still reaches that client before the reply.
+            let hold = remainingHold()
+            inbox.eventsWakeTheLoop(hold == nil)
+            preparePollSet()
+            if Posix.poll(&pollSet, timeoutNanoseconds: dirty.isEmpty ? nil : hold ?? 0) == -1 {
                 let code = errno
                 if code == EINTR { continue }
                 logger.critical("socket poll failed; closing the socket", metadata: ["errno": "\(code)", "error": "\(Posix.errorText(code))"])
                 break
             }
-            if fds[0].revents != 0 {
+            if pollSet[0].revents != 0 || hold != nil {
                 let (items, shutdown) = inbox.take()
                 acceptPaused = false
                 for item in items { handle(item) }
                 if shutdown { break }
             }
-            if fds[1].revents != 0 { acceptAll() }
+            if pollSet[1].revents != 0 { acceptAll() }
             for (index, client) in polled.enumerated() {
-                let revents = fds[index + 2].revents
+                let revents = pollSet[index + 2].revents
                 guard revents != 0, clients[client.fd] === client else { continue }
                 if revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
                     // Both directions are gone: nobody can read a reply, so nothing more to answer.
@@ -65,14 +76,48 @@ final class BrokerLoop {
                     continue
                 }
                 if revents & Int16(POLLIN) != 0 { read(client) }
-                if revents & Int16(POLLOUT) != 0 { dirty.insert(client.fd) }
+                if revents & Int16(POLLOUT) != 0 { markDirty(client) }
             }
+            guard remainingHold() == nil else { continue }
             publishCounters()   // before writing: whatever a client reads is already counted
             flushDirty()
             publishCounters()
         }
         publishCounters()
         closeAll()
+    }
+
+    // MARK: polling
+
+    private func preparePollSet() {
+        if pollSetStale {
+            polled = Array(clients.values)
+            pollSet = [pollfd(fd: inbox.wakeFD, events: Int16(POLLIN), revents: 0), pollfd(fd: listening.fd, events: 0, revents: 0)]
+            pollSet.reserveCapacity(polled.count + 2)
+            for client in polled { pollSet.append(pollfd(fd: client.fd, events: 0, revents: 0)) }
+            pollSetStale = false
+        }
+        pollSet[0].revents = 0
+        pollSet[1].events = acceptPaused ? 0 : Int16(POLLIN)
+        pollSet[1].revents = 0
+        for (index, client) in polled.enumerated() {
+            var events: Int16 = 0
+            if !client.readClosed, client.framer.bufferedBytes < configuration.inputLimitBytes { events |= Int16(POLLIN) }
+            // A dirty client is written at the end of this turn or of the coalescing hold anyway;
+            // asking for POLLOUT meanwhile would only make poll return at once, again and again.
+            if !client.outgoing.isEmpty, !client.isDirty { events |= Int16(POLLOUT) }
+            pollSet[index + 2].events = events
+            pollSet[index + 2].revents = 0
+        }
+    }
+
+    /// How long to keep collecting events before writing them, or nil when not holding: nothing to
+    /// write, a reply waiting, or the last write is at least the coalescing window ago.
+    private func remainingHold() -> UInt64? {
+        guard !dirty.isEmpty, !replyQueued, configuration.writeCoalescingNanoseconds > 0 else { return nil }
+        let due = lastEventFlush + configuration.writeCoalescingNanoseconds
+        let now = Posix.monotonicNanoseconds()
+        return now < due ? due - now : nil
     }
 
     // MARK: inbox
@@ -85,10 +130,10 @@ final class BrokerLoop {
                 let count = retained.count
                 inbox.updateStatistics { $0.retained = count }
             }
-            let line = Array(ReplyLine.event(topic: event.topic, json: event.json, retained: false).utf8)
-            for client in clients.values where client.isSubscribed(to: event.topic) {
-                enqueueEvent(line, to: client)
-            }
+            let subscribers = subscriptions.subscribers(of: event.topic)
+            guard !subscribers.isEmpty else { return }
+            let line = ReplyLine.eventBytes(topic: event.topic, json: event.json, retained: false)
+            for client in subscribers { enqueueEvent(line, to: client) }
         case .reply(let id, let reply):
             guard let client = clientsByID[id] else { return }   // gone meanwhile; close() chained the disconnect
             client.inFlight = nil
@@ -144,6 +189,7 @@ final class BrokerLoop {
         let client = BrokerClient(fd: fd, info: info, configuration: configuration)
         clients[fd] = client
         clientsByID[id] = client
+        pollSetStale = true
         let count = clients.count
         inbox.updateStatistics { $0.clients = count; $0.clientsAccepted += 1 }
         logger.info("socket client connected", metadata: peer.merging(["client": "\(id)"]) { $1 })
@@ -210,13 +256,15 @@ final class BrokerLoop {
                     return
                 }
                 client.subscriptions.append(filter)
+                subscriptions.subscribe(client, to: filter)
             }
             send(ReplyLine.encode(.ok()), to: client)
             for event in retained.matching(filter) {
-                enqueueEvent(Array(ReplyLine.event(topic: event.topic, json: event.json, retained: true).utf8), to: client)
+                enqueueEvent(ReplyLine.eventBytes(topic: event.topic, json: event.json, retained: true), to: client)
             }
         case .unsubscribe(let filter):
             client.subscriptions.removeAll { $0 == filter }
+            subscriptions.unsubscribe(client, from: filter)
             send(ReplyLine.encode(.ok()), to: client)
         case .request(let request):
             let (handler, inbox, info) = (handler, inbox, client.info)
@@ -231,12 +279,19 @@ final class BrokerLoop {
 
     private func send(_ line: String, to client: BrokerClient) {
         client.outgoing.appendReply(line.utf8)
-        dirty.insert(client.fd)
+        markDirty(client)
+        replyQueued = true
+    }
+
+    private func markDirty(_ client: BrokerClient) {
+        guard !client.isDirty else { return }
+        client.isDirty = true
+        dirty.append(client)
     }
 
     private func enqueueEvent(_ line: [UInt8], to client: BrokerClient) {
         if client.outgoing.appendEvent(line) {
-            dirty.insert(client.fd)
+            markDirty(client)
             delivered += 1
         } else {
             client.droppedSinceReport += 1
@@ -256,12 +311,16 @@ final class BrokerLoop {
     }
 
     private func flushDirty() {
-        let pending = dirty
-        dirty = []
-        for fd in pending {
-            guard let client = clients[fd] else { continue }
+        guard !dirty.isEmpty else { return }
+        lastEventFlush = Posix.monotonicNanoseconds()
+        replyQueued = false
+        swap(&dirty, &flushing)   // writing may queue replies, which start the next dirty list
+        for client in flushing {
+            client.isDirty = false
+            guard clients[client.fd] === client else { continue }
             flush(client)
         }
+        flushing.removeAll(keepingCapacity: true)
     }
 
     private func flush(_ client: BrokerClient) {
@@ -307,7 +366,8 @@ final class BrokerLoop {
         guard clients[client.fd] === client else { return }
         clients[client.fd] = nil
         clientsByID[client.info.id] = nil
-        dirty.remove(client.fd)
+        subscriptions.remove(client, filters: client.subscriptions)
+        pollSetStale = true
         Glibc.close(client.fd)
         acceptPaused = false
         let count = clients.count

@@ -70,6 +70,30 @@ enum Posix {
         }
     }
 
+    /// poll(2) with a timeout in nanoseconds (nil: wait forever). poll's own timeout is whole
+    /// milliseconds, too coarse for the broker's write coalescing (a quarter of a millisecond), so
+    /// this uses ppoll, which Glibc hides behind _GNU_SOURCE like accept4; it is looked up once.
+    /// Without it, the timeout is rounded up to a millisecond. Returns poll's result; -1 sets errno.
+    static func poll(_ fds: inout [pollfd], timeoutNanoseconds: UInt64?) -> Int32 {
+        let count = nfds_t(fds.count)
+        guard let timeoutNanoseconds else { return Glibc.poll(&fds, count, -1) }
+        guard let ppoll = ppollFunction else {
+            return Glibc.poll(&fds, count, Int32(clamping: (timeoutNanoseconds + 999_999) / 1_000_000))
+        }
+        var timeout = timespec(tv_sec: Int(timeoutNanoseconds / 1_000_000_000), tv_nsec: Int(timeoutNanoseconds % 1_000_000_000))
+        return fds.withUnsafeMutableBufferPointer { ppoll($0.baseAddress, count, &timeout, nil) }
+    }
+
+    private typealias PPoll = @convention(c) (UnsafeMutablePointer<pollfd>?, nfds_t, UnsafePointer<timespec>?, UnsafeRawPointer?) -> Int32
+    private static let ppollFunction: PPoll? = dlsym(nil, "ppoll").map { unsafeBitCast($0, to: PPoll.self) }
+
+    /// CLOCK_MONOTONIC in nanoseconds.
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
     /// `struct ucred` (SO_PEERCRED); declared here because Glibc hides it behind _GNU_SOURCE.
     struct PeerCredentials {
         var pid: Int32 = 0

@@ -12,13 +12,18 @@ public struct SocketBrokerConfiguration: Sendable, Equatable {
     public var maxSubscriptionsPerClient: Int
     /// Unparsed input kept per client while a command is in flight.
     public var inputLimitBytes: Int
+    /// Under a stream of events, writes to a client are at most this often: events arriving within
+    /// the window go out together in one `send` (one wake-up of the client, not one per event). An
+    /// event after a quiet spell goes out at once; replies are never held.
+    public var writeCoalescingNanoseconds: UInt64
 
     public static let defaultPath = "/run/nearby-gateway/gateway.sock"
     public static let maxLineBytes = 4096
 
     public init(
         path: String = defaultPath, mode: UInt32 = 0o660, group: String = "", maxClients: Int = 64,
-        outgoingLimitBytes: Int = 256 * 1024, maxSubscriptionsPerClient: Int = 256, inputLimitBytes: Int = 64 * 1024
+        outgoingLimitBytes: Int = 256 * 1024, maxSubscriptionsPerClient: Int = 256, inputLimitBytes: Int = 64 * 1024,
+        writeCoalescingNanoseconds: UInt64 = 500_000
     ) {
         self.path = path
         self.mode = mode
@@ -27,6 +32,7 @@ public struct SocketBrokerConfiguration: Sendable, Equatable {
         self.outgoingLimitBytes = outgoingLimitBytes
         self.maxSubscriptionsPerClient = maxSubscriptionsPerClient
         self.inputLimitBytes = inputLimitBytes
+        self.writeCoalescingNanoseconds = writeCoalescingNanoseconds
     }
 }
 

@@ -14,12 +14,15 @@ struct BenchFanoutServerCommand: ParsableCommand {
     @Option var seconds = 10.0
     @Option(help: "Size of the event JSON as clients receive it.") var payloadBytes = 256
     @Option var maxClients = 128
+    @Option(help: "The broker's write coalescing window in microseconds (default: the broker's own).")
+    var writeCoalescingUs: UInt64?
 
     func run() throws {
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
-        let broker = try SocketBroker(configuration: SocketBrokerConfiguration(path: socket, mode: 0o600, maxClients: maxClients),
-                                      logger: logger)
+        var configuration = SocketBrokerConfiguration(path: socket, mode: 0o600, maxClients: maxClients)
+        if let writeCoalescingUs { configuration.writeCoalescingNanoseconds = writeCoalescingUs * 1000 }
+        let broker = try SocketBroker(configuration: configuration, logger: logger)
         try broker.start(handler: NoRequests())
         benchSay("READY")
         guard readLine() == "GO" else { broker.shutdown(); return }

@@ -127,3 +127,37 @@ import Testing
         running.stop()   // a second shutdown is harmless
     }
 }
+
+/// Write coalescing (`writeCoalescingNanoseconds`) must not change what a client sees, only how many
+/// writes carry it. A one-hour window makes every hold outlast the test, so nothing here depends on
+/// timing: whatever arrives can only have been written because a rule says it must be.
+@Suite struct SocketBrokerCoalescingTests {
+    @Test func aReplyIsNeverHeldAndCarriesTheHeldEventsBeforeIt() async throws {
+        let running = try SocketTestBroker.start { $0.writeCoalescingNanoseconds = 3_600 * 1_000_000_000 }
+        defer { running.stop() }
+        let client = try await SocketTestConnection.open(running.path)
+        defer { client.close() }
+        try await client.send("SUB found/#\n")
+        #expect(try await client.line() == "OK")   // just written: the next events are held
+        var expected: [String] = []
+        for n in 0..<1_000 {
+            running.broker.publish(BrokerEvent(topic: "found/a/b", json: "{\"n\":\(n)}"))
+            expected.append("found/a/b {\"n\":\(n),\"retained\":false}")
+        }
+        // Published before the PING, so they come before the PONG, in order, although the window
+        // has not ended: the PONG is not held, and the held events go out ahead of it.
+        try await client.send("PING\n")
+        #expect(try await client.lines(1_001) == expected + ["PONG"])
+    }
+
+    @Test func heldEventsAreWrittenAtShutdown() async throws {
+        let running = try SocketTestBroker.start { $0.writeCoalescingNanoseconds = 3_600 * 1_000_000_000 }
+        let client = try await SocketTestConnection.open(running.path)
+        defer { client.close() }
+        try await client.send("SUB found/#\n")
+        #expect(try await client.line() == "OK")
+        running.broker.publish(BrokerEvent(topic: "found/a/b", json: #"{"n":1}"#))
+        running.stop()
+        #expect(try await client.linesUntilClosed() == [#"found/a/b {"n":1,"retained":false}"#])
+    }
+}
