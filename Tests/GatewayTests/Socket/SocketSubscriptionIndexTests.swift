@@ -1,3 +1,4 @@
+import SplitMix
 import Testing
 @testable import Gateway
 
@@ -58,7 +59,7 @@ import Testing
     /// on random subscribe/unsubscribe/remove sequences over a small alphabet, so that wildcards,
     /// empty levels, `$` topics and clients with overlapping filters are common.
     @Test func agreesWithMatchingEveryFilterOnRandomInputs() throws {
-        var rng = SocketTestRandom(seed: 0xFA_2026)
+        var rng = SeededGenerator(seed: 0xFA_2026)
         let filterAlphabet: [Character] = ["a", "b", "/", "/", "+", "#", "$"]
         let topicAlphabet: [Character] = ["a", "b", "/", "$"]
         func random(_ alphabet: [Character]) -> String {
