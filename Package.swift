@@ -19,13 +19,16 @@ let package = Package(
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        // The GNU socket extensions Swift's Glibc module hides (ppoll, accept4, SO_PEERCRED's ucred);
+        // only Sources/Gateway/Socket/Posix.swift imports it.
+        .target(name: "CSocket"),
 
         .target(name: "Radio", dependencies: ["CBluetooth", logging]),
         .target(name: "Modem", dependencies: ["CALSA", logging]),
         .target(
             name: "Gateway",
             dependencies: [
-                "Radio", "Modem", "CGPIOD", logging,
+                "Radio", "Modem", "CGPIOD", "CSocket", logging,
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

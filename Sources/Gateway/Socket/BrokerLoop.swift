@@ -150,7 +150,7 @@ final class BrokerLoop {
             let accepted: Posix.IOResult
             let listeningFD = listening.fd
             do throws(SocketBrokerError) {
-                accepted = try Posix.io("accept", path: configuration.path) { Int(accept(listeningFD, nil, nil)) }
+                accepted = try Posix.io("accept4", path: configuration.path) { Int(Posix.acceptNonBlocking(listeningFD)) }
             } catch {
                 if error.errno == ECONNABORTED { continue }
                 // Out of descriptors or memory: stop accepting until a client leaves or the loop is woken,
@@ -161,12 +161,6 @@ final class BrokerLoop {
             }
             guard case .done(let value) = accepted else { return }
             let fd = Int32(value)
-            // accept4 is hidden from Swift's Glibc module; accepted sockets do not inherit O_NONBLOCK.
-            guard fcntl(fd, F_SETFL, O_NONBLOCK) == 0, fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else {
-                logger.warning("socket client dropped: fcntl failed", metadata: ["errno": "\(errno)"])
-                Glibc.close(fd)
-                continue
-            }
             admit(fd)
         }
     }

@@ -1,3 +1,4 @@
+import CSocket
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -70,22 +71,20 @@ enum Posix {
         }
     }
 
-    /// poll(2) with a timeout in nanoseconds (nil: wait forever). poll's own timeout is whole
-    /// milliseconds, too coarse for the broker's write coalescing (a quarter of a millisecond), so
-    /// this uses ppoll, which Glibc hides behind _GNU_SOURCE like accept4; it is looked up once.
-    /// Without it, the timeout is rounded up to a millisecond. Returns poll's result; -1 sets errno.
+    /// poll(2) with a timeout in nanoseconds (nil: wait forever): ppoll, because poll's own timeout
+    /// is whole milliseconds, too coarse for the broker's write coalescing. Returns poll's result;
+    /// -1 sets errno.
     static func poll(_ fds: inout [pollfd], timeoutNanoseconds: UInt64?) -> Int32 {
         let count = nfds_t(fds.count)
-        guard let timeoutNanoseconds else { return Glibc.poll(&fds, count, -1) }
-        guard let ppoll = ppollFunction else {
-            return Glibc.poll(&fds, count, Int32(clamping: (timeoutNanoseconds + 999_999) / 1_000_000))
+        return fds.withUnsafeMutableBufferPointer { fds in
+            guard let timeoutNanoseconds else { return nearby_ppoll(fds.baseAddress, count, nil) }
+            var timeout = timespec(tv_sec: Int(timeoutNanoseconds / 1_000_000_000), tv_nsec: Int(timeoutNanoseconds % 1_000_000_000))
+            return nearby_ppoll(fds.baseAddress, count, &timeout)
         }
-        var timeout = timespec(tv_sec: Int(timeoutNanoseconds / 1_000_000_000), tv_nsec: Int(timeoutNanoseconds % 1_000_000_000))
-        return fds.withUnsafeMutableBufferPointer { ppoll($0.baseAddress, count, &timeout, nil) }
     }
 
-    private typealias PPoll = @convention(c) (UnsafeMutablePointer<pollfd>?, nfds_t, UnsafePointer<timespec>?, UnsafeRawPointer?) -> Int32
-    private static let ppollFunction: PPoll? = dlsym(nil, "ppoll").map { unsafeBitCast($0, to: PPoll.self) }
+    /// accept(2) of a connection that is already non-blocking and close-on-exec (accept4).
+    static func acceptNonBlocking(_ fd: Int32) -> Int32 { nearby_accept_nonblocking(fd) }
 
     /// CLOCK_MONOTONIC in nanoseconds.
     static func monotonicNanoseconds() -> UInt64 {
@@ -94,18 +93,12 @@ enum Posix {
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
-    /// `struct ucred` (SO_PEERCRED); declared here because Glibc hides it behind _GNU_SOURCE.
-    struct PeerCredentials {
-        var pid: Int32 = 0
-        var uid: UInt32 = 0
-        var gid: UInt32 = 0
-    }
+    /// The connected peer's pid, uid and gid (SO_PEERCRED).
+    typealias PeerCredentials = nearby_peer_credentials
 
     static func peerCredentials(_ fd: Int32) -> PeerCredentials? {
         var credentials = PeerCredentials()
-        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
-        let result = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length)
-        return result == 0 ? credentials : nil
+        return nearby_peer_credentials(fd, &credentials) == 0 ? credentials : nil
     }
 }
 
