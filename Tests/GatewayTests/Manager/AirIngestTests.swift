@@ -1,5 +1,6 @@
 import Foundation
 import Radio
+import SplitMix
 import Testing
 @testable import Gateway
 
@@ -180,7 +181,7 @@ private struct MixedCorpus {
     var malformed = 0
 
     init(seed: UInt64, reports count: Int) throws {
-        var rng = Xorshift(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         let codec = FrameFixture.codec, epoch = FrameFixture.epoch
         let foreign = FrameCodec(apiKey: "someone-elses-key", rotateSeconds: 600)
         var pool: [(address: UInt64, ads: [[UInt8]])] = []
@@ -236,16 +237,5 @@ private struct MixedCorpus {
     static func iBeacon(minor: UInt16) -> [UInt8] {
         let data: [UInt8] = [0x4C, 0x00, 0x02, 0x15] + (0..<16).map { UInt8($0 * 7) } + [0x00, 0x01, UInt8(minor >> 8), UInt8(minor & 0xFF), 0xC5]
         return [UInt8(data.count + 1), 0xFF] + data
-    }
-}
-
-private struct Xorshift {
-    var state: UInt64
-    init(seed: UInt64) { state = seed == 0 ? 0x9E37_79B9_7F4A_7C15 : seed }
-    mutating func next() -> UInt64 {
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        return state
     }
 }
