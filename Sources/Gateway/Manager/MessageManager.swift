@@ -150,7 +150,13 @@ actor MessageManager {
         var next = state
         change(&next)
         guard next != state else { return }
-        try stateFile.save(next)
+        do {
+            try stateFile.save(next)
+        } catch {
+            await setError(.state, true, cause: "state not saved, nothing changed: \(error)", device: error.path, errno: error.errno)
+            throw error
+        }
+        await setError(.state, false, cause: "state saved to \(stateFile.path)")
         let previous = state
         state = next
         if previous.permission != next.permission { logger.notice("permission \(next.permission.rawValue)") }

@@ -36,4 +36,10 @@ public enum GatewayErrorState: String, Sendable, Hashable, CaseIterable, Codable
     case bluetoothPower = "bluetooth-power"
     case bluetoothPermission = "bluetooth-permission"
     case microphonePermission = "microphone-permission"
+    /// The state file could not be read at boot or written since: consent was withheld, or a change
+    /// was refused. Cleared by the next successful save.
+    case state
+    /// The last SIGHUP could not be applied (invalid config): the running config stays. Cleared by
+    /// the next successful reload.
+    case config
 }

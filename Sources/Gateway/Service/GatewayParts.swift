@@ -54,6 +54,10 @@ struct GatewayParts: Sendable {
                           configuration: config.radioConfiguration, logger: logger.labelled("radio"))
         let manager = MessageManager(settings: settings, state: state, stateFile: stateFile, air: radio, audio: audio,
                                      events: broker, panel: panel, logLevel: logLevel, logger: logger.labelled("manager"))
+        if let problem {
+            // Consent was withheld (StateFile.load): say so where the box's UI listens, until a save succeeds.
+            await manager.setError(.state, true, cause: "\(problem)", device: problem.path)
+        }
         try broker.start(handler: ManagerHandler(manager: manager, broker: broker))
         return GatewayParts(manager: manager, radio: radio, broker: broker, panel: panel, audio: audio,
                             powerRequests: powerRequests, audioEvents: audioEvents, logger: logger)

@@ -6,7 +6,8 @@ import Glibc
 /// The persisted `GatewayState` (PRODUCT.md §7): JSON with `background_mode`, `permission`, `power`.
 ///
 /// Loading never fails the gateway: a missing file means defaults, an unusable one is kept aside as
-/// `<path>.corrupt-<UTC time>` and reported. Saving is atomic — a temporary file in the same folder,
+/// `<path>.corrupt-<UTC time>` and reported, and consent is then withheld (`consentWithheld`): the
+/// file may have said "denied", so the gateway must not go on the air on a default of "granted". Saving is atomic — a temporary file in the same folder,
 /// fsync, rename over the old one, fsync of the folder — so a crash or power cut leaves either the old
 /// or the new state, never a torn file.
 public struct StateFile: Sendable {
@@ -21,9 +22,22 @@ public struct StateFile: Sendable {
         return parent.isEmpty ? "." : parent
     }
 
-    /// The state, and what was wrong if the file could not be used.
-    /// Keys missing from an otherwise valid file take their defaults (files from older versions).
+    /// The state, and what was wrong if the file could not be used (then the defaults with consent
+    /// withheld). Keys missing from an otherwise valid file take their defaults (files from older versions).
     public func load(defaults: GatewayState, now: Date = Date()) -> (GatewayState, StateFileProblem?) {
+        let (state, problem) = loadFile(defaults: defaults, now: now)
+        return (problem == nil ? state : Self.consentWithheld(state), problem)
+    }
+
+    /// What a lost state file leaves: nothing on the air until someone decides again. A "denied"
+    /// default stays denied; anything else becomes "undecided", which asks the box's UI.
+    static func consentWithheld(_ state: GatewayState) -> GatewayState {
+        var safe = state
+        if safe.permission != .denied { safe.permission = .undecided }
+        return safe
+    }
+
+    private func loadFile(defaults: GatewayState, now: Date) -> (GatewayState, StateFileProblem?) {
         removeTemporariesOfDeadWriters()
         let bytes: [UInt8]
         do throws(StateFileError) {

@@ -22,7 +22,8 @@ public struct StateFileError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 }
 
-/// What was wrong with the state file at boot. The gateway continues with defaults either way.
+/// What was wrong with the state file at boot. The gateway continues with the defaults, consent
+/// withheld (permission "undecided", or "denied" if that is the default).
 public struct StateFileProblem: Sendable, Equatable, CustomStringConvertible {
     public var path: String
     /// Why it could not be used: "empty", "not JSON: ...", "permission: expected granted, denied or undecided", ...
@@ -32,7 +33,7 @@ public struct StateFileProblem: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         let kept = movedTo.map { "; kept aside as \($0)" } ?? ""
-        return "\(path): \(reason); using defaults\(kept)"
+        return "\(path): \(reason); using defaults with consent withheld\(kept)"
     }
 }
 

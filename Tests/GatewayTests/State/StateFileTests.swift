@@ -79,9 +79,27 @@ import Testing
         #expect(state == defaults)
         let aside = "\(path).corrupt-20250219T212000Z"
         #expect(problem == StateFileProblem(path: path, reason: reason, movedTo: aside))
-        #expect(problem?.description == "\(path): \(reason); using defaults; kept aside as \(aside)")
+        #expect(problem?.description == "\(path): \(reason); using defaults with consent withheld; kept aside as \(aside)")
         #expect(try String(contentsOfFile: aside, encoding: .utf8) == content)
         #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    /// Issue 13: a damaged file may have said "denied"; a default of "granted" must not put the
+    /// gateway on the air. Consent falls back to undecided (or stays denied); the rest are the defaults.
+    @Test(arguments: [(Permission.granted, Permission.undecided), (.undecided, .undecided), (.denied, .denied)])
+    func aDamagedOrUnreadableFileWithholdsConsent(defaultPermission: Permission, expected: Permission) throws {
+        let defaults = GatewayState(backgroundMode: false, permission: defaultPermission, power: .standby)
+        try write(#"{"permission": "denied", "pow"#)
+        let (damaged, problem) = StateFile(path: path).load(defaults: defaults, now: bootTime)
+        #expect(problem != nil)
+        #expect(damaged == GatewayState(backgroundMode: false, permission: expected, power: .standby))
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)   // unreadable: EISDIR
+        let (unreadable, readProblem) = StateFile(path: path).load(defaults: defaults, now: bootTime)
+        #expect(readProblem?.movedTo == nil)
+        #expect(unreadable.permission == expected)
+        // A missing file is a first boot, not a lost decision: the defaults as they are.
+        try FileManager.default.removeItem(atPath: path)
+        #expect(StateFile(path: path).load(defaults: defaults) == (defaults, nil))
     }
 
     @Test func twoCorruptFilesInOneSecondBothKept() throws {
