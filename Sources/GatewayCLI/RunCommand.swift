@@ -22,6 +22,9 @@ struct RunCommand: AsyncParsableCommand {
     var logLevel: Logger.Level?
 
     func run() async throws {
+        // A closed log stream or socket peer must be an EPIPE error where it happens, never the
+        // death of the gateway (SIGPIPE's default action).
+        signal(SIGPIPE, SIG_IGN)
         let (gatewayConfig, board): (GatewayConfig, Board)
         do {
             (gatewayConfig, board) = try ConfigLoader.load(path: config)

@@ -1,6 +1,9 @@
 import Foundation
 import Logging
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The level every gateway logger follows; `SET debug on|off` changes it at run time.
 public final class SharedLogLevel: Sendable {
@@ -18,7 +21,7 @@ public struct GatewayLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     private let label: String
     private let sharedLevel: SharedLogLevel
-    private static let output = Mutex(FileHandle.standardError)
+    private static let output = LogOutput(fd: STDERR_FILENO)
 
     public init(label: String, level: SharedLogLevel) {
         self.label = label
@@ -41,7 +44,31 @@ public struct GatewayLogHandler: LogHandler {
         let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
         line += "\n"
-        let data = Data(line.utf8)
-        Self.output.withLock { $0.write(data) }
+        Self.output.write(line)
+    }
+}
+
+/// The log's file descriptor. Lines are written whole under one lock (so threads never interleave
+/// them) with write(2): a reader that went away (EPIPE: journald restarted, `run … | head`) or a full
+/// non-blocking stream (EAGAIN) costs the line, never the process. FileHandle.write traps on EPIPE.
+final class LogOutput: Sendable {
+    private let fd: Int32
+    private let lock = Mutex(())
+
+    init(fd: Int32) { self.fd = fd }
+
+    func write(_ line: String) {
+        var line = line
+        lock.withLock { _ in
+            line.withUTF8 { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                    if written >= 0 { offset += written; continue }
+                    if errno == EINTR { continue }
+                    return   // EPIPE, EAGAIN, EBADF...: nobody can read this line; drop it
+                }
+            }
+        }
     }
 }
