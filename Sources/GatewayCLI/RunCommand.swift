@@ -32,7 +32,7 @@ struct RunCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("nearby-gateway: not starting, \(config) is invalid:\n\(error)\n".utf8))
             throw ExitCode(2)
         }
-        let level = SharedLogLevel(logLevel ?? gatewayConfig.logLevel)
+        let level = SharedLogLevel(logLevel ?? gatewayConfig.logLevel, commandLine: logLevel)
         LoggingSystem.bootstrap { label in GatewayLogHandler(label: label, level: level) }
         let logger = Logger(label: "nearby-gateway")
 

@@ -86,16 +86,22 @@ actor MessageManager {
     }
 
     /// SIGHUP: the new config's publications and subscriptions replace the old ones; runtime
-    /// publications from socket clients stay.
+    /// publications from socket clients stay. A new `rotate_s` or api key means another epoch (its
+    /// peers compute it from the new values), so the epoch is recomputed and the air rotates now;
+    /// a new `log_level` applies unless `--log-level` or `SET debug on` says otherwise.
     func reload(_ newSettings: ManagerSettings) async {
         publications = publications.filter { $0.value.owner != nil }
         settings = newSettings
         planner = AirPlanner(codec: newSettings.codec)
+        let previousEpoch = epoch
+        epoch = newSettings.codec.epoch(at: Date())
         inbound.replaceReassembler(Reassembler(codec: newSettings.codec, epoch: epoch))
         subscriptions = newSettings.subscriptions
         for publication in newSettings.publications { _ = addPublication(publication, owner: nil) }
-        logger.info("config reloaded", metadata: ["publications": "\(publications.count)", "subscriptions": "\(subscriptions.count)"])
-        await apply()
+        if !debug { logLevel.value = logLevel.base(configured: newSettings.logLevel) }
+        logger.info("config reloaded", metadata: ["publications": "\(publications.count)", "subscriptions": "\(subscriptions.count)",
+                                                  "epoch": "\(epoch)", "log_level": "\(logLevel.value)"])
+        await apply(rotatingAddress: epoch != previousEpoch)
     }
 
     /// Graceful shutdown: nothing more on the air, LEDs dark, state on disk.
@@ -169,10 +175,11 @@ actor MessageManager {
         await apply()
     }
 
-    /// `SET debug on|off`: the whole process logs at debug level, or back at the configured level.
+    /// `SET debug on|off`: the whole process logs at debug level, or back at `--log-level` if given,
+    /// else the config's `log_level`.
     func setDebug(_ on: Bool) {
         debug = on
-        logLevel.value = on ? .debug : settings.logLevel
+        logLevel.value = on ? .debug : logLevel.base(configured: settings.logLevel)
         logger.notice("debug logging \(on ? "on" : "off")")
         var json = JSONObjectWriter()
         json.add("debug", on)
@@ -235,7 +242,7 @@ actor MessageManager {
     /// The next instant something must happen without outside input: a lost, a rotation, the end of
     /// a scan window or of a publication's ttl. One timer task, re-armed on every change; no polling.
     private func reschedule() {
-        var deadline: ContinuousClock.Instant? = clock.now + .seconds(settings.codec.start(of: epoch + 1).timeIntervalSinceNow)
+        var deadline = Self.nextRotation(after: epoch, codec: settings.codec).map { clock.now + .seconds($0.timeIntervalSinceNow) }
         func consider(_ instant: ContinuousClock.Instant?) {
             guard let instant else { return }
             deadline = deadline.map { min($0, instant) } ?? instant
@@ -249,6 +256,13 @@ actor MessageManager {
             do { try await clock.sleep(until: deadline, tolerance: .milliseconds(5)) } catch { return }
             await self.timerFired()
         }
+    }
+
+    /// When `epoch` ends; nil for the last epoch a UInt32 holds (epochs wrap like every other
+    /// counter here, and `epoch(at:)` clamps there, so there is no later one to wait for).
+    static func nextRotation(after epoch: UInt32, codec: FrameCodec) -> Date? {
+        let next = epoch &+ 1
+        return next > epoch ? codec.start(of: next) : nil
     }
 
     private func timerFired() async {

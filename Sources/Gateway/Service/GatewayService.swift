@@ -23,6 +23,9 @@ public struct GatewayService: Service {
     }
 
     public func run() async throws {
+        // Trapped before anything starts: a SIGHUP during start-up must not end the process (its
+        // default action), only reload once the parts run.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         let parts = try await GatewayParts.assemble(config: config, board: board, logLevel: logLevel, logger: logger)
         let notifier = SystemdNotifier()
 
@@ -35,7 +38,7 @@ public struct GatewayService: Service {
             }
             group.addTask { await parts.runPanel() }
             group.addTask { await parts.runAudio() }
-            group.addTask { await reloadOnHangup(parts: parts, notifier: notifier) }
+            group.addTask { await reloadOnHangup(hangups, parts: parts, notifier: notifier) }
             await parts.manager.start()
             notifier.ready()
             // The watchdog is fed from READY on (systemd expects it only after READY).
@@ -57,8 +60,8 @@ public struct GatewayService: Service {
         logger.notice("stopped")
     }
 
-    private func reloadOnHangup(parts: GatewayParts, notifier: SystemdNotifier) async {
-        for await _ in await UnixSignalsSequence(trapping: .sighup) {
+    private func reloadOnHangup(_ hangups: UnixSignalsSequence, parts: GatewayParts, notifier: SystemdNotifier) async {
+        for await _ in hangups {
             notifier.reloading()
             do {
                 let (config, board) = try ConfigLoader.load(path: configPath)

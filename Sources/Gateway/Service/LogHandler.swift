@@ -5,10 +5,20 @@ import Synchronization
 import Glibc
 #endif
 
-/// The level every gateway logger follows; `SET debug on|off` changes it at run time.
+/// The level every gateway logger follows; `SET debug on|off` and a reloaded `log_level` change it
+/// at run time.
 public final class SharedLogLevel: Sendable {
     private let level: Mutex<Logger.Level>
-    public init(_ level: Logger.Level) { self.level = Mutex(level) }
+    /// `--log-level`: when given, it wins over the config's `log_level`, at start and after a reload.
+    public let commandLine: Logger.Level?
+    public init(_ level: Logger.Level, commandLine: Logger.Level? = nil) {
+        self.level = Mutex(level)
+        self.commandLine = commandLine
+    }
+
+    /// The level to run at outside `SET debug on`, for a config saying `configured`.
+    public func base(configured: Logger.Level) -> Logger.Level { commandLine ?? configured }
+
     public var value: Logger.Level {
         get { level.withLock { $0 } }
         set { level.withLock { $0 = newValue } }

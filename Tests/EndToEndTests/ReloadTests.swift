@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// Issue 13: SIGHUP with another `rotate_s` and another `log_level`.
+    @Suite(.serialized)
+    struct Reload {
+        @Test("SIGHUP with rotate_s 60 → 600 and log_level debug → info: a peer configured with 600 finds the messages, debug lines stop")
+        func reloadRecomputesTheEpochAndAppliesTheLogLevel() async throws {
+            let folder = try TemporaryFolder("reload13")
+            let key = TestEnvironment.uniqueAPIKey("reload13")
+            var a = TestGatewayConfig(apiKey: key, folder: folder, name: "a")
+            a.rotateSeconds = 60
+            a.publications = ["namespace = \"reload\"\ntype = \"kept\"\ncontent = \"k\"\nmediums = [\"ble\"]"]
+            // No --log-level: the config's log_level rules.
+            let pathA = try a.write()
+            let gatewayA = try GatewayProcess(arguments: ["run", "--config", pathA], configPath: pathA)
+            try await gatewayA.waitForLog("listening", timeout: .seconds(15))
+
+            // The new config: 600 s epochs, info level. A peer that starts with it computes epoch t/600.
+            a.rotateSeconds = 600
+            _ = try a.write(replacing: ["log_level = \"debug\"": "log_level = \"info\""], as: "a.toml")
+            kill(gatewayA.pid, SIGHUP)
+            try await gatewayA.waitForLog("SIGHUP: config reloaded")
+
+            var b = TestGatewayConfig(apiKey: key, folder: folder, name: "b")
+            b.rotateSeconds = 600
+            b.subscriptions = ["namespace = \"reload\"\ntype = \"*\"\nmediums = [\"ble\"]"]
+            // --log-level debug on the command line, log_level = "error" in the file.
+            let gatewayB = try GatewayProcess.run(config: try b.write(replacing: ["log_level = \"debug\"": "log_level = \"error\""], as: "b.toml"))
+            try await gatewayB.waitForLog("listening", timeout: .seconds(15))
+            let watch = try SocketClient(path: b.socketPath)
+            _ = try await watch.request("SUB found/#")
+            let found = try await watch.waitForLine(startingWith: "found/reload/kept ", timeout: .seconds(15))
+            #expect(found.eventJSON["text"] as? String == "k")
+
+            // A's runtime publications go out with the new epoch too, and its debug lines have stopped:
+            // nothing at debug level between the reload and the second PUB's info line.
+            let control = try SocketClient(path: a.socketPath)
+            let first = try await control.request("PUB reload/fresh \(Data("f".utf8).base64EncodedString()) mediums=ble")
+            let second = try await control.request("PUB reload/other \(Data("o".utf8).base64EncodedString()) mediums=ble")
+            #expect(first.hasPrefix("OK ") && second.hasPrefix("OK "))
+            try await watch.waitForLine(startingWith: "found/reload/fresh ", timeout: .seconds(15))
+            let secondLine = "publishing handle=\(second.dropFirst(3))"
+            try await gatewayA.waitForLog(secondLine)
+            let afterReload = try #require(gatewayA.log.components(separatedBy: "SIGHUP: config reloaded").last)
+            let window = try #require(afterReload.components(separatedBy: secondLine).first)
+            #expect(!window.contains(" debug "), "debug lines after log_level became info:\n\(window)")
+            #expect(window.contains("publishing handle=\(first.dropFirst(3))"), "info lines still logged:\n\(window)")
+
+            // B: SET debug off goes back to --log-level (debug), not to the file's "error".
+            let controlB = try SocketClient(path: b.socketPath)
+            #expect(try await controlB.request("SET debug on") == "OK")
+            #expect(try await controlB.request("SET debug off") == "OK")
+            #expect(try await controlB.request("PUB reload/b \(Data("b".utf8).base64EncodedString()) mediums=ble").hasPrefix("OK "))
+            // The PUB changes the air plan, logged at debug level.
+            try await gatewayB.waitForLog(timeout: .seconds(10), what: "a debug line after SET debug off") { log in
+                guard let range = log.range(of: "debug logging off") else { return false }
+                return log[range.upperBound...].contains("air plan")
+            }
+
+            #expect(try await gatewayA.stop() == 0)
+            #expect(try await gatewayB.stop() == 0)
+        }
+    }
+}
