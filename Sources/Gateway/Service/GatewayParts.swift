@@ -27,8 +27,23 @@ struct GatewayParts: Sendable {
         logger.info("state restored", metadata: ["background_mode": "\(state.backgroundMode)",
                                                   "permission": "\(state.permission.rawValue)", "power": "\(state.power.rawValue)"])
 
-        // 2. The socket: a second gateway on the same path is refused here, before touching the radio.
+        // 2. The socket, bound now: a second gateway on the same path is refused here, before it
+        // touches the GPIO lines, the sound card or the radio that the first one holds.
         let broker = try SocketBroker(configuration: config.socketConfiguration, logger: logger.labelled("socket"))
+        try broker.bind()
+        do {
+            return try await assembleHardware(config: config, board: board, state: state, problem: problem, stateFile: stateFile,
+                                              broker: broker, logLevel: logLevel, logger: logger)
+        } catch {
+            broker.shutdown()   // the socket file goes with the failed start
+            throw error
+        }
+    }
+
+    private static func assembleHardware(
+        config: GatewayConfig, board: Board, state: GatewayState, problem: StateFileProblem?, stateFile: StateFile,
+        broker: SocketBroker, logLevel: SharedLogLevel, logger: Logger
+    ) async throws -> GatewayParts {
 
         // 3. The front panel: a configured chip that is missing refuses the start (naming chip and errno).
         let (powerRequests, powerContinuation) = AsyncStream<PowerRequest>.makeStream(bufferingPolicy: .bufferingNewest(8))

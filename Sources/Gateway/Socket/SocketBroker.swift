@@ -10,7 +10,7 @@ public final class SocketBroker: Sendable {
     public let configuration: SocketBrokerConfiguration
     private let logger: Logger
     private let inbox: BrokerInbox
-    private enum Phase { case idle, running(DispatchSemaphore), stopped }
+    private enum Phase { case idle, bound(SocketListener.Listening), running(DispatchSemaphore), stopped }
     private let phase = Mutex(Phase.idle)
 
     public init(configuration: SocketBrokerConfiguration, logger: Logger) throws(SocketBrokerError) {
@@ -19,12 +19,22 @@ public final class SocketBroker: Sendable {
         self.inbox = try BrokerInbox(path: configuration.path)
     }
 
-    /// Creates the socket file and starts the loop thread. Events published before are delivered
-    /// (and retained) from then on.
-    public func start(handler: some BrokerHandler) throws(SocketBrokerError) {
+    /// Creates the socket file and listens, without serving yet: a second gateway on the same path
+    /// is refused here, first thing at start-up, before it touches any hardware. Clients that connect
+    /// before `start` wait in the listen backlog.
+    public func bind() throws(SocketBrokerError) {
         try phase.withLock { (phase) throws(SocketBrokerError) in
             guard case .idle = phase else { throw SocketBrokerError(path: configuration.path, kind: .alreadyStarted) }
-            let listening = try SocketListener.open(configuration, logger: logger)
+            phase = .bound(try SocketListener.open(configuration, logger: logger))
+        }
+    }
+
+    /// Starts the loop thread (binding first if `bind` was not called). Events published before are
+    /// delivered (and retained) from then on.
+    public func start(handler: some BrokerHandler) throws(SocketBrokerError) {
+        try phase.withLock { (phase) throws(SocketBrokerError) in
+            if case .idle = phase { phase = .bound(try SocketListener.open(configuration, logger: logger)) }
+            guard case .bound(let listening) = phase else { throw SocketBrokerError(path: configuration.path, kind: .alreadyStarted) }
             let finished = DispatchSemaphore(value: 0)
             let (configuration, inbox, logger) = (configuration, inbox, logger)
             let thread = Thread {
@@ -49,8 +59,15 @@ public final class SocketBroker: Sendable {
     public func shutdown() {
         let finished: DispatchSemaphore? = phase.withLock { phase in
             defer { phase = .stopped }
-            if case .running(let finished) = phase { return finished }
-            return nil
+            switch phase {
+            case .running(let finished): return finished
+            case .bound(let listening):
+                // Bound but never served (a later part failed to start): no loop to end, just the socket.
+                close(listening.fd)
+                SocketListener.remove(listening, path: configuration.path)
+                return nil
+            case .idle, .stopped: return nil
+            }
         }
         guard let finished else { return }
         inbox.requestShutdown()
