@@ -12,6 +12,11 @@ import Glibc
 /// `close()` writes to the pipe, so the reader returns at once, closes the descriptor (it is the
 /// only one that does, so a descriptor number is never reused under a concurrent `send`) and ends
 /// `incoming`.
+///
+/// `send` never blocks (it is called from the HCIController actor, on Swift's shared pool): it
+/// writes with MSG_DONTWAIT what the socket takes and leaves the rest to the reader thread, which
+/// writes it when poll(2) says the socket has room. A controller that stops reading fails `send`
+/// once `maxUnsentBytes` are waiting, instead of stalling the caller.
 final class FileDescriptorTransport: HCITransport {
     let device: String
     let ownsController: Bool
@@ -25,12 +30,17 @@ final class FileDescriptorTransport: HCITransport {
         var wakeRead: Int32
         var wakeWrite: Int32
         var closeRequested = false
+        /// Bytes the socket had no room for yet, oldest first; the reader thread writes them.
+        var unsent: [UInt8] = []
+        /// Why writing `unsent` failed: every later `send` fails with it.
+        var sendFailure: RadioError?
     }
 
     /// Packets waiting for the consumer; beyond this the oldest are dropped (and counted), so a
     /// stalled consumer cannot grow memory.
     static let bufferedPackets = 4096
-    static let sendTimeout = timeval(tv_sec: 2, tv_usec: 0)
+    /// Bytes waiting for a controller that does not read: a few hundred commands' worth.
+    static let maxUnsentBytes = 64 * 1024
 
     init(
         fd: Int32, device: String, ownsController: Bool = true, recorder: StatisticsRecorder = StatisticsRecorder()
@@ -38,12 +48,9 @@ final class FileDescriptorTransport: HCITransport {
         var pipeFDs: [Int32] = [-1, -1]
         do throws(RadioError) {
             try syscall("pipe", device: device) { pipe(&pipeFDs) }
-            for end in pipeFDs { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-            _ = fcntl(pipeFDs[1], F_SETFL, O_NONBLOCK)
-            // A controller that stops reading must not block `send` (and with it `close`) forever.
-            var timeout = Self.sendTimeout
-            try syscall("setsockopt(SO_SNDTIMEO)", device: device) {
-                setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            for end in pipeFDs {
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(end, F_SETFL, O_NONBLOCK)   // the reader drains the pipe without blocking
             }
         } catch {
             Glibc.close(fd)
@@ -69,14 +76,50 @@ final class FileDescriptorTransport: HCITransport {
             guard let fd = state.fd, !state.closeRequested else {
                 throw RadioError(kind: .unavailable, device: device, operation: "send", message: "transport is closed")
             }
-            var offset = 0
-            while offset < packet.count {
-                let sent = try syscall("send", device: device) {
-                    packet.withUnsafeBytes { buffer in
-                        Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                    }
+            if let failure = state.sendFailure { throw failure }
+            if !state.unsent.isEmpty {
+                // Behind earlier bytes: queue, keeping the order; the reader is already waiting for room.
+                guard state.unsent.count + packet.count <= Self.maxUnsentBytes else {
+                    throw RadioError(kind: .unavailable, device: device, operation: "send",
+                                     message: "the controller has not read the last \(state.unsent.count) bytes sent to it")
                 }
-                offset += sent
+                state.unsent += packet
+                return
+            }
+            let sent = try writeWithoutWaiting(fd, packet[...])
+            guard sent < packet.count else { return }
+            state.unsent = Array(packet[sent...])
+            var byte: UInt8 = 1
+            _ = Glibc.write(state.wakeWrite, &byte, 1)   // the reader adds POLLOUT to its poll
+        }
+    }
+
+    /// Writes what the socket takes now; returns how much that was (EAGAIN: less than all).
+    private func writeWithoutWaiting(_ fd: Int32, _ bytes: ArraySlice<UInt8>) throws(RadioError) -> Int {
+        var offset = 0
+        while offset < bytes.count {
+            let result = bytes.withUnsafeBytes { buffer in
+                Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            }
+            if result >= 0 { offset += result; continue }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { return offset }
+            throw RadioError.system("send", device: device, errno: code)
+        }
+        return offset
+    }
+
+    /// Reader thread, POLLOUT: writes what it can of `unsent`; throws the write's failure.
+    private func flushUnsent(_ fd: Int32) throws(RadioError) {
+        try state.withLock { state throws(RadioError) in
+            guard !state.unsent.isEmpty else { return }
+            do throws(RadioError) {
+                let sent = try writeWithoutWaiting(fd, state.unsent[...])
+                state.unsent.removeFirst(sent)
+            } catch {
+                state.sendFailure = error
+                throw error
             }
         }
     }
@@ -95,15 +138,24 @@ final class FileDescriptorTransport: HCITransport {
         var buffer = [UInt8](repeating: 0, count: 16384)
         var cause: RadioError?
         loop: while true {
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            let writing = state.withLock { !$0.unsent.isEmpty }
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0), revents: 0),
+                       pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&fds, 2, -1)
             if ready < 0 {
                 if errno == EINTR { continue }
                 cause = RadioError.system("poll", device: device, errno: errno)
                 break
             }
-            if fds[1].revents != 0 { break }
-            if fds[0].revents == 0 { continue }
+            if fds[1].revents != 0 {
+                var drain = [UInt8](repeating: 0, count: 64)
+                while Glibc.read(wake, &drain, drain.count) > 0 {}
+                if state.withLock({ $0.closeRequested }) { break }
+            }
+            if fds[0].revents & Int16(POLLOUT) != 0 {
+                do throws(RadioError) { try flushUnsent(fd) } catch { cause = error; break }
+            }
+            if fds[0].revents & ~Int16(POLLOUT) == 0 { continue }
             let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
             if count == 0 {
                 cause = RadioError(

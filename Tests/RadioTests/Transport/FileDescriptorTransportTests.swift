@@ -75,6 +75,72 @@ import Glibc
         transport.close()
     }
 
+    /// A transport whose socket's send buffer is already full (the controller is not reading).
+    func makeFullPair() throws -> (FileDescriptorTransport, peer: Int32, filled: Int) {
+        var fds: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        let chunk = [UInt8](repeating: 0xEE, count: 4096)
+        var filled = 0
+        while true {
+            let n = chunk.withUnsafeBytes { Glibc.send(fds[0], $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }
+            if n <= 0 { break }
+            filled += n
+        }
+        return (try FileDescriptorTransport(fd: fds[0], device: "pair"), fds[1], filled)
+    }
+
+    /// Reads `count` bytes from `fd` (poll with a deadline: a test must end even if they never come).
+    func readAll(_ fd: Int32, count: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while bytes.count < count {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 10_000) == 1 else { break }
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, min($0.count, count - bytes.count)) }
+            guard n > 0 else { break }
+            bytes += buffer[0..<n]
+        }
+        return bytes
+    }
+
+    /// Issue 13: `send` runs on the HCIController actor (Swift's shared pool) and held the transport's
+    /// lock across a blocking send of up to 2 s. Now a full socket queues the packet; the reader thread
+    /// writes it once the controller reads, in order.
+    @Test func sendOnAFullSocketQueuesInsteadOfBlocking() throws {
+        let (transport, peer, filled) = try makeFullPair()
+        defer {
+            transport.close()
+            Glibc.close(peer)
+        }
+        let packets = (0..<100).map { [0x01, 0x03, 0x0C, 0x01, UInt8($0)] }
+        for packet in packets { try transport.send(packet) }   // threw EAGAIN after 2 s before
+        let received = readAll(peer, count: filled + packets.count * 5)
+        #expect(received.count == filled + packets.count * 5)
+        #expect(Array(received.dropFirst(filled)) == packets.flatMap { $0 }, "queued packets arrive whole and in order")
+        // Room again: the next one goes straight out.
+        try transport.send(HCICommand.reset.packet)
+        #expect(readAll(peer, count: 4) == [0x01, 0x03, 0x0C, 0x00])
+    }
+
+    @Test func aControllerThatNeverReadsFailsSendOnceTheQueueIsFull() throws {
+        let (transport, peer, _) = try makeFullPair()
+        defer {
+            transport.close()
+            Glibc.close(peer)
+        }
+        let packet = [UInt8](repeating: 0x01, count: 256)
+        var queued = 0
+        let error = #expect(throws: RadioError.self) {
+            while true {
+                try transport.send(packet)
+                queued += packet.count
+            }
+        }
+        #expect(queued <= FileDescriptorTransport.maxUnsentBytes)
+        #expect(error?.message.contains("has not read") == true, "\(String(describing: error))")
+        #expect(error?.device == "pair")
+    }
+
     @Test func connectingToAMissingSocketNamesThePathAndErrno() {
         let error = #expect(throws: RadioError.self) { _ = try RadioDevice.h4(path: "/nonexistent/bt.sock").open() }
         #expect(error?.device == "h4:/nonexistent/bt.sock")
