@@ -33,6 +33,10 @@ actor MessageManager {
     private var litCounts: [String: Int] = [:]
     private var ledsByKey: [DiscoveryKey: Set<String>] = [:]
     private var pendingPanelEvents: [LEDEvent] = []
+    /// Saves run off the actor (`StateFile.persist`), so the actor takes other calls meanwhile; these
+    /// keep state changes one at a time, in order, so the file never ends older than what was acknowledged.
+    private var stateWriting = false
+    private var stateWriters: [CheckedContinuation<Void, Never>] = []
 
     private let air: (any AirInterface)?
     private let audio: (any AudioInterface)?
@@ -113,7 +117,9 @@ actor MessageManager {
         await air?.setScanning(false)
         audio?.setPayloads([])
         audio?.setCapture(false)
-        do { try stateFile.save(state) } catch { logger.error("could not flush state: \(error)") }
+        await beginStateWrite()
+        defer { endStateWrite() }
+        do { try await stateFile.persist(state) } catch { logger.error("could not flush state: \(error)") }
     }
 
     // MARK: Publications
@@ -153,11 +159,13 @@ actor MessageManager {
 
     /// Persists first, then announces: a value is acknowledged only once it is on disk.
     func update(_ change: (inout GatewayState) -> Void) async throws {
+        await beginStateWrite()
+        defer { endStateWrite() }
         var next = state
         change(&next)
         guard next != state else { return }
         do {
-            try stateFile.save(next)
+            try await stateFile.persist(next)
         } catch {
             await setError(.state, true, cause: "state not saved, nothing changed: \(error)", device: error.path, errno: error.errno)
             throw error
@@ -173,6 +181,16 @@ actor MessageManager {
         if previous.backgroundMode != next.backgroundMode { logger.notice("background mode \(next.backgroundMode ? "on" : "off")") }
         publishSystemState()
         await apply()
+    }
+
+    private func beginStateWrite() async {
+        guard stateWriting else { stateWriting = true; return }
+        await withCheckedContinuation { stateWriters.append($0) }
+    }
+
+    /// Hands the turn to the next waiting change (which then owns `stateWriting`), or frees it.
+    private func endStateWrite() {
+        if stateWriters.isEmpty { stateWriting = false } else { stateWriters.removeFirst().resume() }
     }
 
     /// `SET debug on|off`: the whole process logs at debug level, or back at `--log-level` if given,

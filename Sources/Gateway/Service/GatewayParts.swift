@@ -35,7 +35,7 @@ struct GatewayParts: Sendable {
             return try await assembleHardware(config: config, board: board, state: state, problem: problem, stateFile: stateFile,
                                               broker: broker, logLevel: logLevel, logger: logger)
         } catch {
-            broker.shutdown()   // the socket file goes with the failed start
+            await broker.stop()   // the socket file goes with the failed start
             throw error
         }
     }
@@ -102,7 +102,7 @@ struct GatewayParts: Sendable {
         await manager.shutdown()
         audio.stop()
         await panel.shutdown()
-        broker.shutdown()
+        await broker.stop()
     }
 }
 

@@ -54,8 +54,15 @@ public final class SocketBroker: Sendable {
 
     public var statistics: SocketBrokerStatistics { inbox.statistics }
 
+    /// `shutdown` for callers on Swift's shared pool: the wait for the loop thread runs on a thread
+    /// of its own.
+    public func stop() async {
+        await OwnThread.run("socket-stop") { self.shutdown() }
+    }
+
     /// Closes every connection and the socket, removes the socket file, and returns when the loop
-    /// thread has ended. Safe to call more than once, and before `start`.
+    /// thread has ended (blocking: from an actor or task use `stop`). Safe to call more than once,
+    /// and before `start`.
     public func shutdown() {
         let finished: DispatchSemaphore? = phase.withLock { phase in
             defer { phase = .stopped }

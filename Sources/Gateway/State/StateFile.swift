@@ -60,6 +60,12 @@ public struct StateFile: Sendable {
         }
     }
 
+    /// `save` on a thread of its own (it fsyncs twice), for callers on Swift's shared pool.
+    public func persist(_ state: GatewayState) async throws(StateFileError) {
+        try await OwnThread.run("state-save") { () throws(StateFileError) in try save(state) }
+    }
+
+    /// Blocks until the state is on disk: never call it from an actor or task (use `persist`).
     public func save(_ state: GatewayState) throws(StateFileError) {
         let data = Self.encode(state)
         let temporary = "\(directory)/.\((path as NSString).lastPathComponent).tmp-\(getpid())"

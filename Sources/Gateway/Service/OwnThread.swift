@@ -1,0 +1,21 @@
+import Foundation
+
+/// Blocking work (fsync on an SD card, waiting for a thread to end) on a thread of its own, awaited
+/// by the caller. Swift's cooperative pool has one thread per core (two here, four on a Pi): one of
+/// them blocked stalls every actor and task of the process, the socket's replies included.
+enum OwnThread {
+    static func run<T: Sendable, E: Error>(_ name: String, _ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
+            let thread = Thread {
+                do throws(E) {
+                    continuation.resume(returning: .success(try body()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+            thread.name = name
+            thread.start()
+        }
+        return try result.get()
+    }
+}
