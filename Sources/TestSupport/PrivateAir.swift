@@ -16,6 +16,8 @@ import Glibc
 public final class PrivateAir {
     public let directory: String
     public var socketPath: String { directory + "/air.sock" }
+    /// btvirt's output (it starts with a clean one each `start`).
+    public var logPath: String { directory + "/btvirt.log" }
     private var pid: pid_t = 0
 
     /// `label` names the folder under /var/tmp, so a leftover one says which tests made it.
@@ -34,14 +36,14 @@ public final class PrivateAir {
         let script = """
             set -e
             mount -t tmpfs -o mode=1777 nearby-air /tmp
-            LD_PRELOAD="$1" btvirt -s -l0 </dev/null >/dev/null 2>&1 &
+            ( trap '' PIPE; exec env LD_PRELOAD="$1" btvirt -s -l0 ) </dev/null >"$3" 2>&1 &
             for _ in $(seq 1 200); do
                 timeout 1 socat -u OPEN:/dev/null UNIX-CONNECT:/tmp/bt-server-le >/dev/null 2>&1 && break
                 sleep 0.025
             done
             exec socat UNIX-LISTEN:"$2",fork,unlink-early UNIX-CONNECT:/tmp/bt-server-le
             """
-        let arguments = ["unshare", "-m", "--propagation", "private", "bash", "-c", script, "private-air", shim, socketPath]
+        let arguments = ["unshare", "-m", "--propagation", "private", "bash", "-c", script, "private-air", shim, socketPath, logPath]
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -67,6 +69,7 @@ public final class PrivateAir {
     deinit {
         stop()
         unlink(directory + "/afalg-shim.so")
+        unlink(logPath)
         rmdir(directory)
     }
 

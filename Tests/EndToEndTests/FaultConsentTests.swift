@@ -114,7 +114,9 @@ final class AirLog: Sendable {
         while true {
             let seen = changed.generation
             if done() { return }
-            guard ContinuousClock.now < deadline else { throw TimeoutError(description: "air: never saw \(what) within \(timeout)") }
+            guard ContinuousClock.now < deadline else {
+                throw TimeoutError(description: "air: never saw \(what) within \(timeout)\(RadioDiagnostics.report())")
+            }
             await changed.wait(since: seen, until: deadline)
         }
     }

@@ -38,6 +38,7 @@ final class GatewayProcess: Sendable {
         }
         reader.name = "GatewayProcess log"
         reader.start()
+        RadioDiagnostics.register(self)
     }
 
     /// `nearby-gateway run --config PATH`.
@@ -86,6 +87,7 @@ final class GatewayProcess: Sendable {
     }
 
     deinit {
+        RadioDiagnostics.unregister(self)
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 }

@@ -64,7 +64,8 @@ final class SocketClient: Sendable {
             if snapshot.count > next, let line = snapshot[next...].first(where: predicate) { return line }
             next = max(next, snapshot.count)
             guard ContinuousClock.now < deadline else {
-                throw TimeoutError(description: "no line \(what) on \(path) within \(timeout); got:\n\(snapshot.joined(separator: "\n"))")
+                let diagnostics = RadioDiagnostics.needsTheAir(what) ? RadioDiagnostics.report() : ""
+                throw TimeoutError(description: "no line \(what) on \(path) within \(timeout); got:\n\(snapshot.joined(separator: "\n"))\(diagnostics)")
             }
             await changed.wait(since: seen, until: deadline)
         }

@@ -50,7 +50,9 @@ bluetooth_up() {
     [ "${1:-}" = --down ] && power=down
     modprobe -a af_alg algif_hash algif_skcipher ecb cmac hci_vhci
     for attempt in 1 2 3; do
-        btvirt -l2 -L > "/tmp/btvirt-$attempt.log" 2>&1 &
+        # SIGPIPE ignored (it stays so across exec): btvirt dies of it when a client goes away
+        # while an event is on its way to it (tools/btvirt-sigpipe/run).
+        ( trap '' PIPE; exec btvirt -l2 -L ) > "/tmp/btvirt-$attempt.log" 2>&1 &
         pid=$!
         if wait_for_quietly 20 hci_present && hciconfig hci0 up && hciconfig hci1 up; then
             started "$pid"
