@@ -62,5 +62,52 @@ extension EndToEnd {
             #expect(try await gatewayA.stop() == 0)
             #expect(try await gatewayB.stop() == 0)
         }
+    
+        @Test("SIGHUP with a new socket.path and log_level: the socket change is logged as needing a restart, the rest applied; a refused reload sets $SYS/error/config, a good one clears it")
+        func reloadSaysWhatNeedsARestart() async throws {
+            let folder = try TemporaryFolder("hupkeys")
+            var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("hupkeys"), folder: folder, name: "k")
+            let path = try config.write()
+            let gateway = try GatewayProcess(arguments: ["run", "--config", path], configPath: path)
+            try await gateway.waitForLog("running", timeout: .seconds(15))
+            let client = try SocketClient(path: config.socketPath)
+            _ = try await client.request("SUB $SYS/#")
+
+            let moved = folder.path("moved.sock")
+            config.publications = ["namespace = \"hup\"\ntype = \"new\"\ncontent = \"n\"\nmediums = [\"ble\"]"]
+            _ = try config.write(replacing: [config.socketPath: moved, "log_level = \"debug\"": "log_level = \"notice\""], as: "k.toml")
+            kill(gateway.pid, SIGHUP)
+            try await gateway.waitForLog("SIGHUP: config reloaded")
+            #expect(gateway.log.contains("SIGHUP: socket.path changed (\"\(moved)\", running with \"\(config.socketPath)\"): needs a restart"),
+                    "the skipped change is logged with both values:\n\(gateway.log)")
+            #expect(gateway.log.contains("need_restart=socket.path"))
+            // Applied: the new publication; still serving on the old path, nothing at the new one.
+            #expect(try await client.request("GET publications").contains("\"type\":\"new\""))
+            #expect(!FileManager.default.fileExists(atPath: moved))
+            // Applied: log_level = notice, so PUB's info line is no longer written (SET debug on's notice is).
+            #expect(try await client.request("PUB hup/quiet \(Data("q".utf8).base64EncodedString()) mediums=ble").hasPrefix("OK "))
+            #expect(try await client.request("SET debug on") == "OK")
+            try await gateway.waitForLog("debug logging on")
+            let window = try #require(gateway.log.components(separatedBy: "SIGHUP: config reloaded").last?
+                .components(separatedBy: "debug logging on").first)
+            #expect(!window.contains("publishing"), "an info line after log_level became notice:\n\(window)")
+            #expect(try await client.request("SET debug off") == "OK")
+
+            // A broken file: refused whole, $SYS/error/config set and listed, then cleared by a good one.
+            _ = try folder.write("k.toml", config.toml + "\nthis is not toml\n")
+            kill(gateway.pid, SIGHUP)
+            let set = try await client.waitForLine(timeout: .seconds(10), what: "$SYS/error/config set") {
+                $0.hasPrefix("$SYS/error/config ") && $0.eventJSON["set"] as? Bool == true
+            }
+            #expect((set.eventJSON["message"] as? String ?? "").contains("k.toml"), "the error names the file: \(set)")
+            #expect(try await client.request("GET errors") == "OK [\"config\"]")
+            _ = try config.write()
+            kill(gateway.pid, SIGHUP)
+            try await client.waitForLine(timeout: .seconds(10), what: "$SYS/error/config cleared") {
+                $0.hasPrefix("$SYS/error/config ") && $0.eventJSON["set"] as? Bool == false
+            }
+            #expect(try await client.request("GET errors") == "OK []")
+            #expect(try await gateway.stop() == 0)
+        }
     }
 }

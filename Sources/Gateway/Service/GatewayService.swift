@@ -60,15 +60,27 @@ public struct GatewayService: Service {
         logger.notice("stopped")
     }
 
+    /// SIGHUP: the keys the manager can take are applied; each changed key that needs a restart is
+    /// logged and keeps its running value; an invalid file is refused whole. A refused reload raises
+    /// `$SYS/error/config` until a good one clears it.
     private func reloadOnHangup(_ hangups: UnixSignalsSequence, parts: GatewayParts, notifier: SystemdNotifier) async {
         for await _ in hangups {
             notifier.reloading()
             do {
-                let (config, board) = try ConfigLoader.load(path: configPath)
-                await parts.manager.reload(try ManagerSettings(config: config, board: board))
-                logger.notice("SIGHUP: config reloaded from \(configPath)")
+                let (new, board) = try ConfigLoader.load(path: configPath)
+                let settings = try ManagerSettings(config: new, board: board)
+                let skipped = config.restartOnlyChanges(to: new)
+                for change in skipped { logger.warning("SIGHUP: \(change)") }
+                await parts.manager.reload(settings)
+                logger.notice("SIGHUP: config reloaded from \(configPath)", metadata: [
+                    "applied": "\(GatewayConfig.reloadableKeys.joined(separator: ","))",
+                    "need_restart": "\(skipped.isEmpty ? "none" : skipped.map(\.key).joined(separator: ","))",
+                ])
+                await parts.manager.setError(.config, false, cause: "config reloaded from \(configPath)")
             } catch {
                 logger.error("SIGHUP: keeping the running config; \(configPath) is invalid:\n\(error)")
+                await parts.manager.setError(.config, true, cause: "SIGHUP: keeping the running config; \(configPath) is invalid: \(error)",
+                                             device: configPath)
             }
             notifier.ready()
         }
