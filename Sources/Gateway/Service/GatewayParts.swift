@@ -21,7 +21,7 @@ struct GatewayParts: Sendable {
     static func assemble(config: GatewayConfig, board: Board, logLevel: SharedLogLevel, logger: Logger) async throws -> GatewayParts {
         // 1. State, before anything else: it decides what may go on the air.
         let stateFile = StateFile(path: config.state.path)
-        try FileManager.default.createDirectory(atPath: stateFile.directory, withIntermediateDirectories: true)
+        try stateFile.createDirectory()
         let (state, problem) = stateFile.load(defaults: config.state.defaults)
         if let problem { logger.error("state file: \(problem); using the defaults") }
         logger.info("state restored", metadata: ["background_mode": "\(state.backgroundMode)",

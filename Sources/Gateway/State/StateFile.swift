@@ -22,6 +22,21 @@ public struct StateFile: Sendable {
         return parent.isEmpty ? "." : parent
     }
 
+    /// Creates the state folder and any missing parent as 0750 (owner and group only: the file says
+    /// whether the user consented), whatever the umask: each folder made here gets its mode set
+    /// explicitly. Folders that exist are left as they are.
+    public func createDirectory() throws(StateFileError) {
+        var current = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            current += "/" + component
+            if mkdir(current, 0o750) == 0 {
+                try stateSyscall("chmod", path: current) { Int(chmod(current, 0o750)) }
+            } else if errno != EEXIST {
+                throw StateFileError(path: current, operation: "mkdir", errno: errno)
+            }
+        }
+    }
+
     /// The state, and what was wrong if the file could not be used (then the defaults with consent
     /// withheld). Keys missing from an otherwise valid file take their defaults (files from older versions).
     public func load(defaults: GatewayState, now: Date = Date()) -> (GatewayState, StateFileProblem?) {
