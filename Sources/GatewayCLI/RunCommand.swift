@@ -45,6 +45,7 @@ struct RunCommand: AsyncParsableCommand {
         // PRODUCT.md §10: exit within 2 s of SIGTERM, whatever a part is doing.
         groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(1500)
         let group = ServiceGroup(configuration: groupConfiguration)
+        defer { GatewayLogHandler.flushSuppressed() }
         do {
             try await group.run()
         } catch {

@@ -49,35 +49,65 @@ public struct GatewayLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var line = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
-        line += " \(event.level) [\(label)] \(event.message)"
-        let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
-        for (key, value) in merged.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
-        line += "\n"
-        Self.output.write(line)
+        let site = LogRateLimiter.Site(file: event.file, line: event.line)
+        Self.output.write(site: site, message: "\(event.message)") {
+            var line = Self.timestamp()
+            line += " \(event.level) [\(label)] \(event.message)"
+            let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
+            for (key, value) in merged.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
+            return line + "\n"
+        } summary: { summary in
+            "\(Self.timestamp()) warning [\(label)] \(summary.text) source=\((summary.site.file as NSString).lastPathComponent):\(summary.site.line)\n"
+        }
+    }
+
+    /// Writes the counts of lines still being suppressed (at exit, so none is lost).
+    public static func flushSuppressed() {
+        output.flush { summary in
+            "\(timestamp()) warning [nearby-gateway] \(summary.text) source=\((summary.site.file as NSString).lastPathComponent):\(summary.site.line)\n"
+        }
+    }
+
+    private static func timestamp() -> String {
+        Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
     }
 }
 
 /// The log's file descriptor. Lines are written whole under one lock (so threads never interleave
 /// them) with write(2): a reader that went away (EPIPE: journald restarted, `run … | head`) or a full
 /// non-blocking stream (EAGAIN) costs the line, never the process. FileHandle.write traps on EPIPE.
+/// The same lock owns the rate limiter: repeated lines from one call site are counted, not written.
 final class LogOutput: Sendable {
     private let fd: Int32
-    private let lock = Mutex(())
+    private let limiter = Mutex(LogRateLimiter())
 
     init(fd: Int32) { self.fd = fd }
 
-    func write(_ line: String) {
+    /// `format` runs only for a line that is written (a suppressed one costs no formatting).
+    func write(site: LogRateLimiter.Site, message: @autoclosure () -> String, _ format: () -> String,
+               summary: (LogRateLimiter.Summary) -> String) {
+        limiter.withLock { limiter in
+            let decision = limiter.admit(site, message: message(), now: Posix.monotonicNanoseconds())
+            for pending in decision.summaries { writeAll(summary(pending)) }
+            if decision.admitted { writeAll(format()) }
+        }
+    }
+
+    func flush(summary: (LogRateLimiter.Summary) -> String) {
+        limiter.withLock { limiter in
+            for pending in limiter.flush() { writeAll(summary(pending)) }
+        }
+    }
+
+    private func writeAll(_ line: String) {
         var line = line
-        lock.withLock { _ in
-            line.withUTF8 { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                    if written >= 0 { offset += written; continue }
-                    if errno == EINTR { continue }
-                    return   // EPIPE, EAGAIN, EBADF...: nobody can read this line; drop it
-                }
+        line.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if written >= 0 { offset += written; continue }
+                if errno == EINTR { continue }
+                return   // EPIPE, EAGAIN, EBADF...: nobody can read this line; drop it
             }
         }
     }
