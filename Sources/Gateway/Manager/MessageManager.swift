@@ -205,6 +205,9 @@ actor MessageManager {
     }
     var isDebug: Bool { debug }
 
+    /// Answers when the actor takes a call: the watchdog's proof that the manager is not stuck.
+    func probe() {}
+
     func setError(_ error: GatewayErrorState, _ isSet: Bool, cause: String, device: String? = nil, errno: Int32? = nil) async {
         guard errors.contains(error) != isSet else { return }
         if isSet {

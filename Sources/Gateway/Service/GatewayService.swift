@@ -41,14 +41,13 @@ public struct GatewayService: Service {
             group.addTask { await reloadOnHangup(hangups, parts: parts, notifier: notifier) }
             await parts.manager.start()
             notifier.ready()
-            // The watchdog is fed from READY on (systemd expects it only after READY).
+            // The watchdog is fed from READY on (systemd expects it only after READY), and only while
+            // the manager actor and the broker's loop answer.
             if let interval = notifier.watchdogInterval {
-                group.addTask {
-                    while !Task.isCancelled {
-                        notifier.watchdog()
-                        try? await Task.sleep(for: interval)   // cancelled at shutdown: just end
-                    }
-                }
+                let watchdog = Watchdog(interval: interval,
+                                        probes: [{ await parts.manager.probe() }, { await parts.broker.probe() }],
+                                        ping: { notifier.watchdog() })
+                group.addTask { await watchdog.run() }
             }
             logger.notice("running", metadata: ["board": "\(board.name)", "socket": "\(config.socket.path)"])
             try? await gracefulShutdown()

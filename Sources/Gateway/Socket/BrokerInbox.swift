@@ -21,6 +21,11 @@ final class BrokerInbox: Sendable {
         var eventsWake = true
         var shutdown = false
         var statistics = SocketBrokerStatistics()
+        /// Liveness probes waiting for the loop's next turn (`probe`), by id.
+        var probes: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextProbe = 0
+        /// Probes cancelled before they were parked: they must not park.
+        var cancelledProbes: Set<Int> = []
     }
 
     /// The loop polls this end.
@@ -82,15 +87,47 @@ final class BrokerInbox: Sendable {
         signal()
     }
 
-    /// Everything posted since the last call, and whether shutdown was asked.
+    /// Everything posted since the last call, and whether shutdown was asked. Taking the inbox is
+    /// the loop's proof of life: every waiting `probe` is answered.
     func take() -> (items: [Item], shutdown: Bool) {
         var drain = [UInt8](repeating: 0, count: 64)
         while read(wakeFD, &drain, drain.count) > 0 {}
-        return state.withLock { state in
+        let (taken, probes) = state.withLock { state in
             state.wakePending = false
-            defer { state.items = [] }
-            return (state.items, state.shutdown)
+            defer { state.items = []; state.probes = [:] }
+            return ((state.items, state.shutdown), Array(state.probes.values))
         }
+        probes.forEach { $0.resume() }
+        return taken
+    }
+
+    /// Returns once the loop has taken the inbox after this call (it wakes the loop): the loop turns.
+    /// A stuck loop never answers; cancelling the caller ends the wait.
+    func probe() async {
+        let id = state.withLock { state -> Int in
+            state.nextProbe += 1
+            return state.nextProbe
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let action = state.withLock { state -> (resume: Bool, wake: Bool) in
+                    if state.cancelledProbes.remove(id) != nil { return (true, false) }
+                    state.probes[id] = continuation
+                    defer { state.wakePending = true }
+                    return (false, !state.wakePending)
+                }
+                if action.resume { continuation.resume() }
+                if action.wake { signal() }
+            }
+        } onCancel: {
+            let parked = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                if let parked = state.probes.removeValue(forKey: id) { return parked }
+                state.cancelledProbes.insert(id)
+                return nil
+            }
+            parked?.resume()
+        }
+        state.withLock { _ = $0.cancelledProbes.remove(id) }
     }
 
     var statistics: SocketBrokerStatistics { state.withLock { $0.statistics } }

@@ -54,6 +54,13 @@ public final class SocketBroker: Sendable {
 
     public var statistics: SocketBrokerStatistics { inbox.statistics }
 
+    /// Returns once the loop thread has gone round its loop after this call: what the watchdog asks
+    /// before telling systemd the gateway is alive. Never returns while the loop is stuck or gone
+    /// (until the caller is cancelled).
+    public func probe() async {
+        await inbox.probe()
+    }
+
     /// `shutdown` for callers on Swift's shared pool: the wait for the loop thread runs on a thread
     /// of its own.
     public func stop() async {
