@@ -192,7 +192,11 @@ struct TOMLParser {
         if token == "true" { return TOMLValue(.boolean(true), line: line) }
         if token == "false" { return TOMLValue(.boolean(false), line: line) }
         if token.isEmpty { throw peek.map { error("expected a value, found \(describe($0))") } ?? error("expected a value") }
-        if let integer = Self.integer(token) { return TOMLValue(.integer(integer), line: line) }
+        switch Self.integerSyntax(token) {
+        case .value(let integer): return TOMLValue(.integer(integer), line: line)
+        case .outOfRange: throw error("integer \(token) is out of range (\(Int64.min)...\(Int64.max))")
+        case .notAnInteger: break
+        }
         if token.contains("-") && token.first?.isNumber == true && token.dropFirst().contains("-") || token.contains(":") {
             throw error("dates and times are not supported (\(token)); write them as a string")
         }
@@ -204,6 +208,18 @@ struct TOMLParser {
     }
 
     static func integer(_ token: String) -> Int64? {
+        if case .value(let integer) = integerSyntax(token) { return integer }
+        return nil
+    }
+
+    enum IntegerSyntax: Equatable {
+        case value(Int64)
+        /// Written as a TOML integer, but beyond 64 bits.
+        case outOfRange
+        case notAnInteger
+    }
+
+    static func integerSyntax(_ token: String) -> IntegerSyntax {
         var text = Substring(token)
         var negative = false
         if let sign = text.first, sign == "+" || sign == "-" {
@@ -212,18 +228,20 @@ struct TOMLParser {
         }
         var radix = 10
         if text.count > 2, text.first == "0", let prefix = text.dropFirst().first, "xob".contains(prefix) {
-            if token.first == "+" || token.first == "-" { return nil }   // TOML: no sign on 0x/0o/0b
+            if token.first == "+" || token.first == "-" { return .notAnInteger }   // TOML: no sign on 0x/0o/0b
             radix = prefix == "x" ? 16 : prefix == "o" ? 8 : 2
             text = text.dropFirst(2)
         } else if text.count > 1, text.first == "0" {
-            return nil   // leading zeros are not TOML
+            return .notAnInteger   // leading zeros are not TOML
         }
         // Underscores only between digits.
-        guard !text.isEmpty, text.first != "_", text.last != "_", !text.contains("__") else { return nil }
+        guard !text.isEmpty, text.first != "_", text.last != "_", !text.contains("__") else { return .notAnInteger }
         let digits = text.filter { $0 != "_" }
-        guard let magnitude = UInt64(digits, radix: radix) else { return nil }
-        if negative { return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
-        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+        // Only digits of the radix: `UInt64(_:radix:)` would also take a sign ("++5", "0x+F").
+        guard digits.allSatisfy({ $0.isASCII && $0.hexDigitValue.map { $0 < radix } == true }) else { return .notAnInteger }
+        guard let magnitude = UInt64(digits, radix: radix) else { return .outOfRange }
+        if negative { return magnitude <= UInt64(Int64.max) + 1 ? .value(Int64(truncatingIfNeeded: 0 &- magnitude)) : .outOfRange }
+        return magnitude <= UInt64(Int64.max) ? .value(Int64(magnitude)) : .outOfRange
     }
 
     // MARK: strings
@@ -261,12 +279,13 @@ struct TOMLParser {
             case UInt8(ascii: "n"): out.append(0x0A)
             case UInt8(ascii: "f"): out.append(0x0C)
             case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "e"): out.append(0x1B)
             case UInt8(ascii: "\""): out.append(0x22)
             case UInt8(ascii: "\\"): out.append(0x5C)
             case UInt8(ascii: "u"), UInt8(ascii: "U"):
                 let count = e == UInt8(ascii: "u") ? 4 : 8
+                // Exactly `count` hex digits: `UInt32(_:radix:)` alone would take a sign ("\\u+041").
                 guard position + count <= bytes.count,
+                      bytes[position..<(position + count)].allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
                       let code = UInt32(String(decoding: bytes[position..<(position + count)], as: UTF8.self), radix: 16),
                       let scalar = Unicode.Scalar(code)
                 else { throw error("invalid \\\(Character(Unicode.Scalar(e))) escape (needs \(count) hex digits of a Unicode scalar)") }

@@ -72,7 +72,7 @@ import Testing
         ("x = \"\\u12\"", 1, "invalid \\u escape (needs 4 hex digits of a Unicode scalar)"),
         ("x = yes", 1, "invalid value yes (strings need quotes)"),
         ("x = 007", 1, "invalid value 007 (strings need quotes)"),
-        ("x = 99999999999999999999", 1, "invalid value 99999999999999999999 (strings need quotes)"),
+        ("x = 99999999999999999999", 1, "integer 99999999999999999999 is out of range (-9223372036854775808...9223372036854775807)"),
         ("x =", 1, "expected a value at the end of the file"),
         ("x =\ny = 1", 1, "expected a value, found the end of the line"),
         ("= 1", 1, "expected a key, found '='"),
@@ -100,5 +100,32 @@ import Testing
         #expect(TOMLParser.integer("1__0") == nil)
         #expect(TOMLParser.integer("_1") == nil)
         #expect(TOMLParser.integer("0660") == nil)
+    }
+
+    /// `UInt64(_:radix:)` takes a sign of its own: a second sign, or one after 0x/0o/0b, is not TOML.
+    @Test(arguments: ["++5", "-+5", "+-5", "--5", "0x+F", "0x-F", "0o+7", "0b+1", "0b-1", "1+2", "0xg1", "0b12", "0o8"])
+    func signsAndDigitsOutsideTheRadixAreNotIntegers(token: String) {
+        #expect(TOMLParser.integer(token) == nil)
+        #expect(TOMLParser.integerSyntax(token) == .notAnInteger)
+    }
+
+    @Test(arguments: [
+        ("x = ++5", 1, "invalid value ++5 (strings need quotes)"),
+        ("a = 1\nx = 0x+F", 2, "invalid value 0x+F (strings need quotes)"),
+        ("x = \"\\u+041\"", 1, "invalid \\u escape (needs 4 hex digits of a Unicode scalar)"),
+        ("x = \"\\U+0000041\"", 1, "invalid \\U escape (needs 8 hex digits of a Unicode scalar)"),
+        ("x = \"\\e\"", 1, "invalid escape \\e in a string"),   // TOML 1.1, not 1.0
+        ("x = 9223372036854775808", 1, "integer 9223372036854775808 is out of range (-9223372036854775808...9223372036854775807)"),
+        ("x = -9_223_372_036_854_775_809", 1, "integer -9_223_372_036_854_775_809 is out of range (-9223372036854775808...9223372036854775807)"),
+        ("x = 0xFFFFFFFFFFFFFFFFF", 1, "integer 0xFFFFFFFFFFFFFFFFF is out of range (-9223372036854775808...9223372036854775807)"),
+    ])
+    func malformedNumbersAndEscapesNameTheirLine(text: String, line: Int, message: String) {
+        #expect(throws: TOMLError(line: line, message: message)) { try TOML.parse(text) }
+    }
+
+    @Test func integerOverflowIsNotAnUnquotedString() {
+        #expect(TOMLParser.integerSyntax("9223372036854775807") == .value(.max))
+        #expect(TOMLParser.integerSyntax("9223372036854775808") == .outOfRange)
+        #expect(TOMLParser.integerSyntax("-9223372036854775809") == .outOfRange)
     }
 }
