@@ -18,7 +18,9 @@ let package = Package(
         // One system library per C library; nothing but the one wrapper file per library imports them.
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
-        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        // libgpiod 1.6 (Debian 12) and 2.x (Debian 13) have different APIs: a small C shim compiled
+        // against whichever <gpiod.h> is installed gives Swift one API for both (docs/leds.md).
+        .target(name: "CGPIOD", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("gpiod")]),
         // The GNU socket extensions Swift's Glibc module hides (ppoll, accept4, SO_PEERCRED's ucred);
         // only Sources/Gateway/Socket/Posix.swift imports it.
         .target(name: "CSocket"),

@@ -6,12 +6,12 @@ import Glibc
 import Musl
 #endif
 
-// Every libgpiod call of the project lives in this file, so that the move to libgpiod v2 rewrites
-// only this file (docs/leds.md lists what changes). libgpiod v1 reports failure as -1 or NULL with
-// errno set; `gpiodCall` is the one place that reads errno.
+// Every GPIO call of the project lives in this file. It goes through the CGPIOD shim
+// (Sources/CGPIOD), which gives libgpiod 1.6 and 2.x one small API; like libgpiod, the shim reports
+// failure as -1 or NULL with errno set, and `gpioCall` / `gpioPointer` are the one place that reads errno.
 
-/// A raw libgpiod object. libgpiod v1 objects are not thread-safe: each wrapper below touches its
-/// pointer only under its own Mutex, which is what makes moving the pointer between threads sound.
+/// A raw shim object. libgpiod objects are not thread-safe: each wrapper below touches its pointer
+/// only under its own Mutex, which is what makes moving the pointer between threads sound.
 struct GPIOPointer: @unchecked Sendable {
     let raw: OpaquePointer
 }
@@ -19,10 +19,12 @@ struct GPIOPointer: @unchecked Sendable {
 /// An open GPIO chip (`/dev/gpiochipN`), found by its label (`pinctrl-bcm2711`) or path.
 ///
 /// Lines keep their chip alive and the chip is closed when the last reference goes, because in
-/// libgpiod v1 a line object is owned by its chip and dies with `gpiod_chip_close`.
+/// libgpiod 1.6 a line object is owned by its chip and dies with it.
 public final class GPIOChip: Sendable {
     /// The consumer name the kernel shows in `gpioinfo` for our lines.
     public static let consumer = "nearby-gateway"
+    /// The libgpiod this binary runs with ("1.6.3", "2.2.1"), for the log.
+    public static var libraryVersion: String { String(cString: nearby_gpio_library_version()) }
 
     /// The label or path the chip was opened with; every error names it.
     public let name: String
@@ -33,27 +35,27 @@ public final class GPIOChip: Sendable {
 
     private init(name: String, pointer: OpaquePointer) {
         self.name = name
-        self.label = gpiod_chip_label(pointer).map { String(cString: $0) } ?? name
-        self.lineCount = gpiod_chip_num_lines(pointer)
+        self.label = String(cString: nearby_gpio_chip_label(pointer))
+        self.lineCount = nearby_gpio_chip_num_lines(pointer)
         self.chip = Mutex(GPIOPointer(raw: pointer))
     }
 
     deinit {
-        chip.withLock { gpiod_chip_close($0.raw) }
+        chip.withLock { nearby_gpio_chip_close($0.raw) }
     }
 
-    /// Opens the chip whose label is `label` (`gpiodetect` shows labels in brackets).
+    /// Opens the first chip whose label is `label` (`gpiodetect` shows labels in brackets).
     public static func open(label: String) throws(GPIOError) -> GPIOChip {
-        let pointer = try gpiodPointer("gpiod_chip_open_by_label", chip: label, classify: openKind) {
-            gpiod_chip_open_by_label(label)
+        let pointer = try gpioPointer("nearby_gpio_chip_open_by_label", chip: label, classify: openKind) {
+            nearby_gpio_chip_open_by_label(label)
         }
         return GPIOChip(name: label, pointer: pointer)
     }
 
     /// Opens the chip at a device path such as `/dev/gpiochip0`.
     public static func open(path: String) throws(GPIOError) -> GPIOChip {
-        let pointer = try gpiodPointer("gpiod_chip_open", chip: path, classify: openKind) {
-            gpiod_chip_open(path)
+        let pointer = try gpioPointer("nearby_gpio_chip_open", chip: path, classify: openKind) {
+            nearby_gpio_chip_open(path)
         }
         return GPIOChip(name: path, pointer: pointer)
     }
@@ -61,42 +63,36 @@ public final class GPIOChip: Sendable {
     /// Requests `offset` as an output driven by us; `activeLow` inverts it in the kernel so `true`
     /// always means "LED lit".
     public func requestOutput(offset: UInt32, initial: Bool, activeLow: Bool = false) throws(GPIOError) -> GPIOOutputLine {
-        let flags = activeLow ? Int32(GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW) : 0
-        let line = try requestLine(offset: offset, call: "gpiod_line_request_output_flags") { line in
-            gpiod_line_request_output_flags(line, GPIOChip.consumer, flags, initial ? 1 : 0)
+        let line = try requestLine(offset: offset, call: "nearby_gpio_request_output") { chip in
+            nearby_gpio_request_output(chip, offset, GPIOChip.consumer, activeLow ? 1 : 0, initial ? 1 : 0)
         }
         return GPIOOutputLine(chip: self, offset: offset, pointer: line)
     }
 
     /// Requests `offset` as an input reporting both edges, read through `GPIOEdgeLine`.
     public func requestEdgeEvents(offset: UInt32, activeLow: Bool, bias: InputBias) throws(GPIOError) -> GPIOEdgeLine {
-        var flags: Int32 = activeLow ? Int32(GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW) : 0
-        switch bias {
-        case .asIs: break
-        case .disabled: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE)
-        case .pullUp: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP)
-        case .pullDown: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN)
+        let mapped = switch bias {
+        case .asIs: NEARBY_GPIO_BIAS_AS_IS
+        case .disabled: NEARBY_GPIO_BIAS_DISABLED
+        case .pullUp: NEARBY_GPIO_BIAS_PULL_UP
+        case .pullDown: NEARBY_GPIO_BIAS_PULL_DOWN
         }
-        let line = try requestLine(offset: offset, call: "gpiod_line_request_both_edges_events_flags") { line in
-            gpiod_line_request_both_edges_events_flags(line, GPIOChip.consumer, flags)
+        let line = try requestLine(offset: offset, call: "nearby_gpio_request_edges") { chip in
+            nearby_gpio_request_edges(chip, offset, GPIOChip.consumer, activeLow ? 1 : 0, mapped)
         }
         return GPIOEdgeLine(chip: self, offset: offset, pointer: line)
     }
 
     private func requestLine(
-        offset: UInt32, call: String, _ request: (OpaquePointer) -> Int32
+        offset: UInt32, call: String, _ request: (OpaquePointer) -> OpaquePointer?
     ) throws(GPIOError) -> GPIOPointer {
         guard offset < lineCount else {
-            throw GPIOError(kind: .noSuchLine, chip: name, line: offset, call: "gpiod_chip_get_line", errno: EINVAL,
+            throw GPIOError(kind: .noSuchLine, chip: name, line: offset, call: call, errno: EINVAL,
                             detail: "the chip has \(lineCount) lines (0...\(Int(lineCount) - 1))")
         }
-        // get_line and request both update the chip's line table, hence the chip lock.
+        // A request updates the chip's line table (libgpiod 1.6), hence the chip lock.
         return try chip.withLock { (chip) throws(GPIOError) -> GPIOPointer in
-            let line = try gpiodPointer("gpiod_chip_get_line", chip: name, line: offset, classify: lineKind) {
-                gpiod_chip_get_line(chip.raw, offset)
-            }
-            _ = try gpiodCall(call, chip: name, line: offset, classify: requestKind) { request(line) }
-            return GPIOPointer(raw: line)
+            GPIOPointer(raw: try gpioPointer(call, chip: name, line: offset, classify: requestKind) { request(chip.raw) })
         }
     }
 }
@@ -115,9 +111,9 @@ public final class GPIOOutputLine: LEDLine {
 
     public func set(_ on: Bool) throws(GPIOError) {
         try line.withLock { (line) throws(GPIOError) in
-            guard let line else { throw released("gpiod_line_set_value") }
-            _ = try gpiodCall("gpiod_line_set_value", chip: chip.name, line: offset, classify: runtimeKind) {
-                gpiod_line_set_value(line.raw, on ? 1 : 0)
+            guard let line else { throw released("nearby_gpio_line_set") }
+            _ = try gpioCall("nearby_gpio_line_set", chip: chip.name, line: offset, classify: runtimeKind) {
+                nearby_gpio_line_set(line.raw, on ? 1 : 0)
             }
         }
     }
@@ -125,7 +121,7 @@ public final class GPIOOutputLine: LEDLine {
     /// Idempotent: the kernel keeps the last value; callers switch the LED off first.
     public func release() {
         line.withLock { line in
-            if let held = line { gpiod_line_release(held.raw) }
+            if let held = line { nearby_gpio_line_release(held.raw) }
             line = nil
         }
     }
@@ -150,30 +146,25 @@ public final class GPIOEdgeLine: GPIOEventSource {
 
     public var description: String { "gpiochip '\(chip.name)' line \(offset)" }
 
+    /// Waits for edges and consumes every pending one: the debouncer reads the settled level, not
+    /// the edge directions.
     public func waitForEdge(timeout: Duration) throws(GPIOError) -> Bool {
         try line.withLock { (line) throws(GPIOError) -> Bool in
-            guard let line else { throw released("gpiod_line_event_wait") }
+            guard let line else { throw released("nearby_gpio_line_wait_edges") }
             let (seconds, attoseconds) = timeout.components
-            var wait = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-            let ready = try gpiodCall("gpiod_line_event_wait", chip: chip.name, line: offset, classify: runtimeKind) {
-                gpiod_line_event_wait(line.raw, &wait)
+            let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+            let ready = try gpioCall("nearby_gpio_line_wait_edges", chip: chip.name, line: offset, classify: runtimeKind) {
+                nearby_gpio_line_wait_edges(line.raw, nanoseconds)
             }
-            guard ready == 1 else { return false }
-            // Consume the event so the next wait blocks again; its type is not needed because the
-            // debouncer reads the settled level, not the edge direction.
-            var event = gpiod_line_event()
-            _ = try gpiodCall("gpiod_line_event_read", chip: chip.name, line: offset, classify: runtimeKind) {
-                gpiod_line_event_read(line.raw, &event)
-            }
-            return true
+            return ready == 1
         }
     }
 
     public func level() throws(GPIOError) -> Bool {
         try line.withLock { (line) throws(GPIOError) -> Bool in
-            guard let line else { throw released("gpiod_line_get_value") }
-            let value = try gpiodCall("gpiod_line_get_value", chip: chip.name, line: offset, classify: runtimeKind) {
-                gpiod_line_get_value(line.raw)
+            guard let line else { throw released("nearby_gpio_line_get") }
+            let value = try gpioCall("nearby_gpio_line_get", chip: chip.name, line: offset, classify: runtimeKind) {
+                nearby_gpio_line_get(line.raw)
             }
             return value == 1
         }
@@ -181,7 +172,7 @@ public final class GPIOEdgeLine: GPIOEventSource {
 
     public func release() {
         line.withLock { line in
-            if let held = line { gpiod_line_release(held.raw) }
+            if let held = line { nearby_gpio_line_release(held.raw) }
             line = nil
         }
     }
@@ -202,17 +193,10 @@ private func openKind(_ code: Int32) -> GPIOError.Kind {
     }
 }
 
-private func lineKind(_ code: Int32) -> GPIOError.Kind {
-    switch code {
-    case EINVAL: .noSuchLine
-    case ENODEV, ENXIO, EIO: .chipGone
-    default: .other
-    }
-}
-
 private func requestKind(_ code: Int32) -> GPIOError.Kind {
     switch code {
     case EBUSY: .lineBusy
+    case EINVAL: .noSuchLine
     case EACCES, EPERM: .permission
     case ENODEV, ENXIO, EIO: .chipGone
     default: .other
@@ -227,9 +211,9 @@ private func runtimeKind(_ code: Int32) -> GPIOError.Kind {
     }
 }
 
-/// Runs an int-returning libgpiod call: -1 becomes a `GPIOError` naming the call, chip, line and
+/// Runs an int-returning shim call: -1 becomes a `GPIOError` naming the call, chip, line and
 /// errno; EINTR (a signal arriving during a wait) is retried.
-private func gpiodCall(
+private func gpioCall(
     _ call: String, chip: String, line: UInt32? = nil,
     classify: (Int32) -> GPIOError.Kind, _ body: () -> Int32
 ) throws(GPIOError) -> Int32 {
@@ -243,8 +227,8 @@ private func gpiodCall(
     }
 }
 
-/// Runs a pointer-returning libgpiod call: NULL becomes a `GPIOError`.
-private func gpiodPointer(
+/// Runs a pointer-returning shim call: NULL becomes a `GPIOError`.
+private func gpioPointer(
     _ call: String, chip: String, line: UInt32? = nil,
     classify: (Int32) -> GPIOError.Kind, _ body: () -> OpaquePointer?
 ) throws(GPIOError) -> OpaquePointer {

@@ -15,7 +15,7 @@ public struct GPIOError: Error, Sendable, Equatable, CustomStringConvertible {
         case chipMissing = "chip-missing"
         /// The path exists but is not a GPIO character device (ENOTTY/ENODEV at open).
         case notAChip = "not-a-chip"
-        /// The chip has no line with that offset (EINVAL from `gpiod_chip_get_line`, or offset ≥ lines).
+        /// The chip has no line with that offset (offset ≥ lines, or EINVAL from the request).
         case noSuchLine = "no-such-line"
         /// Another consumer (kernel driver or process) holds the line (EBUSY).
         case lineBusy = "line-busy"

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Watches one input line on its own thread (a blocking `gpiod_line_event_wait` must not sit on
+/// Watches one input line on its own thread (a blocking edge wait must not sit on
 /// Swift's two-thread cooperative pool) and turns debounced changes into `PowerRequest`s.
 ///
 /// The wait has a timeout (`pollInterval`) only so that `stop` is prompt; between edges the thread

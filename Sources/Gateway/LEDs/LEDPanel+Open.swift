@@ -38,7 +38,7 @@ extension LEDPanel {
             }
         }
         logger.info("LEDs on GPIO", metadata: [
-            "chip": "\(chipLabel)", "lines": "\(chip.lineCount)",
+            "chip": "\(chipLabel)", "lines": "\(chip.lineCount)", "libgpiod": "\(GPIOChip.libraryVersion)",
             "leds": "\(layout.leds.sorted(by: { $0.key < $1.key }).map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
         ])
         return LEDPanel(output: output, inputs: inputs, clock: clock, timings: timings, logger: logger)
