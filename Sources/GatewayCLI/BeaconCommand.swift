@@ -52,7 +52,7 @@ struct BeaconCommand: AsyncParsableCommand {
             do {
                 loaded = try ConfigLoader.load(path: path)
             } catch {
-                throw ValidationError(error.problems.map { "\($0)" }.joined(separator: "\n"))
+                throw CommandFailure(error.problems.map { "\($0)" }.joined(separator: "\n"))
             }
             let cfg = loaded.0
             proto = GGWaveProtocol(rawValue: cfg.audio.protocol.rawValue) ?? proto
@@ -64,11 +64,11 @@ struct BeaconCommand: AsyncParsableCommand {
                 do {
                     payloads += try codec.audioPayloads(for: publication.message, epoch: epoch)
                 } catch {
-                    throw ValidationError("\(path):\(publication.line): \(error)")
+                    throw CommandFailure("\(path):\(publication.line): \(error)")
                 }
             }
             guard !payloads.isEmpty else {
-                throw ValidationError("\(path): no publication broadcasts on audio; the speaker would stay silent")
+                throw CommandFailure("\(path): no publication broadcasts on audio; the speaker would stay silent")
             }
             what = "\(audible.count) publication(s), epoch \(epoch)"
         } else if let text = payload {
@@ -90,9 +90,9 @@ struct BeaconCommand: AsyncParsableCommand {
             print("wrote \(out): \(what), \(payloads.count) payload(s) of \(payloads.map { String($0.count) }.joined(separator: "+")) bytes, "
                 + "\(proto), volume \(level), \(String(format: "%.2f", seconds)) s")
         } catch let error as GGWaveEncoderError {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description)
         } catch let error as WAVError {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description)
         }
     }
 }

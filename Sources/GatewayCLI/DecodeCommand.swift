@@ -45,17 +45,17 @@ struct DecodeCommand: AsyncParsableCommand {
                 let codec = FrameCodec(apiKey: cfg.apiKey, rotateSeconds: cfg.radio.rotateS)
                 reassembler = Reassembler(codec: codec, epoch: codec.epoch(at: at.map { Date(timeIntervalSince1970: $0) } ?? Date()))
             } catch {
-                throw ValidationError(error.problems.map { "\($0)" }.joined(separator: "\n"))
+                throw CommandFailure(error.problems.map { "\($0)" }.joined(separator: "\n"))
             }
         }
         let audio: WAVAudio
         do {
             audio = try WAVFile.read(path: file)
         } catch {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description)
         }
         guard audio.sampleRate == GGWave.sampleRate else {
-            throw ValidationError(WAVError(path: file, kind: .unsupportedSampleRate(audio.sampleRate)).description
+            throw CommandFailure(WAVError(path: file, kind: .unsupportedSampleRate(audio.sampleRate)).description
                 + "; ggwave's ultrasound protocols need \(GGWave.sampleRate) Hz")
         }
         var decoder = GGWaveDecoder(protocols: protocols)
