@@ -7,6 +7,8 @@ final class GatewayProcess: Sendable {
     let process: Process
     let configPath: String
     private let output = Mutex<String>("")
+    /// Set by the log reader at end of file: after the exit, what the process wrote is all read.
+    private let outputEnded = Mutex(false)
     private let changed = ChangeSignal()
 
     init(arguments: [String], configPath: String, environment: [String: String] = [:],
@@ -34,6 +36,7 @@ final class GatewayProcess: Sendable {
                 output.withLock { $0 += String(decoding: data, as: UTF8.self) }
                 changed.signal()
             }
+            self?.outputEnded.withLock { $0 = true }
             changed.signal()
         }
         reader.name = "GatewayProcess log"
@@ -69,14 +72,15 @@ final class GatewayProcess: Sendable {
         }
     }
 
-    /// Sends a signal and waits for the process to exit; returns its exit status.
+    /// Sends a signal and waits for the process to exit and its output to be read to the end;
+    /// returns its exit status.
     @discardableResult
     func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(10)) async throws -> Int32 {
         if process.isRunning { kill(process.processIdentifier, signal) }
         let deadline = ContinuousClock.now + timeout
         while true {
             let seen = changed.generation
-            if !process.isRunning { break }
+            if !process.isRunning && outputEnded.withLock({ $0 }) { break }
             guard ContinuousClock.now < deadline else {
                 kill(process.processIdentifier, SIGKILL)
                 throw TimeoutError(description: "gateway did not exit within \(timeout) after signal \(signal); log:\n\(log)")
