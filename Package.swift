@@ -24,13 +24,15 @@ let package = Package(
         // The GNU socket extensions Swift's Glibc module hides (ppoll, accept4, SO_PEERCRED's ucred);
         // only Sources/Gateway/Socket/Posix.swift imports it.
         .target(name: "CSocket"),
+        // The system-call patterns (EINTR retried, EAGAIN as a value, write-all) and `Errno`, once.
+        .target(name: "SystemCall"),
 
-        .target(name: "Radio", dependencies: ["CBluetooth", logging]),
+        .target(name: "Radio", dependencies: ["CBluetooth", "SystemCall", logging]),
         .target(name: "Modem", dependencies: ["CALSA", logging]),
         .target(
             name: "Gateway",
             dependencies: [
-                "Radio", "Modem", "CGPIOD", "CSocket", logging,
+                "Radio", "Modem", "CGPIOD", "CSocket", "SystemCall", logging,
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -38,7 +40,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "GatewayCLI",
-            dependencies: ["Gateway", "SplitMix", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Gateway", "SplitMix", "SystemCall", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // The one seeded generator: the bench corpus, property tests and fault tests must replay the same
@@ -54,7 +56,7 @@ let package = Package(
 
         .testTarget(name: "RadioTests", dependencies: ["Radio", "SplitMix", "TestSupport"]),
         .testTarget(name: "ModemTests", dependencies: ["Modem"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "SplitMix", "TestSupport"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "SplitMix", "SystemCall", "TestSupport"]),
         // Drives the built `nearby-gateway` binary against btvirt, ALSA's file plugin and the socket.
         .testTarget(name: "EndToEndTests", dependencies: ["Gateway", "SplitMix", "TestSupport"]),
     ]

@@ -1,5 +1,6 @@
 import CGPIOD
 import Synchronization
+import SystemCall
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -217,13 +218,14 @@ private func gpioCall(
     _ call: String, chip: String, line: UInt32? = nil,
     classify: (Int32) -> GPIOError.Kind, _ body: () -> Int32
 ) throws(GPIOError) -> Int32 {
-    while true {
-        errno = 0
-        let result = body()
-        guard result == -1 else { return result }
-        let code = errno
-        if code == EINTR { continue }
-        throw GPIOError(kind: classify(code), chip: chip, line: line, call: call, errno: code)
+    do {
+        // errno cleared first: libgpiod v1 may return -1 from a path that does not set it.
+        return try SystemCall.retrying { () -> Int32 in
+            errno = 0
+            return body()
+        }
+    } catch {
+        throw GPIOError(kind: classify(error.rawValue), chip: chip, line: line, call: call, errno: error.rawValue)
     }
 }
 

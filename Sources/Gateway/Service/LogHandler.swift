@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import SystemCall
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -101,14 +102,10 @@ final class LogOutput: Sendable {
 
     private func writeAll(_ line: String) {
         var line = line
+        let fd = fd
         line.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if written >= 0 { offset += written; continue }
-                if errno == EINTR { continue }
-                return   // EPIPE, EAGAIN, EBADF...: nobody can read this line; drop it
-            }
+            // EPIPE, EBADF... or EAGAIN (fewer bytes written): nobody can read this line; drop it.
+            _ = try? SystemCall.writeAll(UnsafeRawBufferPointer(bytes)) { Glibc.write(fd, $0, $1) }
         }
     }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import SystemCall
 
 /// The broker's poll(2) loop. Everything here runs on the broker's one thread: it owns every client,
 /// the retained events and the listening socket, so none of it needs a lock.
@@ -54,10 +55,11 @@ final class BrokerLoop {
             let hold = remainingHold()
             inbox.eventsWakeTheLoop(hold == nil)
             preparePollSet()
-            if Posix.poll(&pollSet, timeoutNanoseconds: dirty.isEmpty ? nil : hold ?? 0) == -1 {
-                let code = errno
-                if code == EINTR { continue }
-                logger.critical("socket poll failed; closing the socket", metadata: ["errno": "\(code)", "error": "\(Posix.errorText(code))"])
+            let timeout = dirty.isEmpty ? nil : hold ?? 0
+            do throws(Errno) {
+                try SystemCall.retrying { Posix.poll(&pollSet, timeoutNanoseconds: timeout) }
+            } catch {
+                logger.critical("socket poll failed; closing the socket", metadata: ["errno": "\(error.rawValue)", "error": "\(error)"])
                 break
             }
             if pollSet[0].revents != 0 || hold != nil {

@@ -1,37 +1,31 @@
 import CSocket
+import SystemCall
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Every system call of the socket code goes through here: EINTR is retried, EAGAIN becomes a value,
-/// and a failure becomes a `SocketBrokerError` naming the call, the path and the errno.
+/// Every system call of the socket code goes through here (SystemCall's patterns): EINTR is retried,
+/// EAGAIN becomes a value, and a failure becomes a `SocketBrokerError` naming the call, the path and
+/// the errno.
 enum Posix {
-    enum IOResult: Equatable {
-        case done(Int)
-        case wouldBlock
-    }
+    typealias IOResult = SystemCall.IOOutcome
 
     /// For calls returning -1 on error (socket, bind, listen, fcntl, ...).
     @discardableResult
     static func call(_ name: String, path: String, _ body: () -> Int32) throws(SocketBrokerError) -> Int32 {
-        while true {
-            let result = body()
-            if result != -1 { return result }
-            let code = errno
-            if code == EINTR { continue }
-            throw SocketBrokerError(path: path, kind: .system(call: name, errno: code))
+        do {
+            return try SystemCall.retrying(body)
+        } catch {
+            throw SocketBrokerError(path: path, kind: .system(call: name, errno: error.rawValue))
         }
     }
 
     /// For non-blocking I/O (read, send, accept): EAGAIN is `.wouldBlock`.
     static func io(_ name: String, path: String, _ body: () -> Int) throws(SocketBrokerError) -> IOResult {
-        while true {
-            let result = body()
-            if result >= 0 { return .done(result) }
-            let code = errno
-            if code == EINTR { continue }
-            if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock }
-            throw SocketBrokerError(path: path, kind: .system(call: name, errno: code))
+        do {
+            return try SystemCall.nonBlocking(body)
+        } catch {
+            throw SocketBrokerError(path: path, kind: .system(call: name, errno: error.rawValue))
         }
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import SystemCall
 
 /// A blocking line client of the gateway socket: what `monitor` and the tests use. Each call blocks
 /// the calling thread (run it on its own thread, not on Swift's cooperative pool).
@@ -17,12 +18,11 @@ public final class SocketLineClient: Sendable {
         guard let address = Posix.unixAddress(path) else { throw SocketClientError(path: path, call: "connect", errno: ENAMETOOLONG) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SocketClientError(path: path, call: "socket", errno: errno) }
-        var result: Int32
-        repeat { result = Posix.connect(fd, address) } while result == -1 && errno == EINTR
-        guard result == 0 else {
-            let code = errno
+        do throws(Errno) {
+            try SystemCall.retrying { Posix.connect(fd, address) }
+        } catch {
             Glibc.close(fd)
-            throw SocketClientError(path: path, call: "connect", errno: code)
+            throw SocketClientError(path: path, call: "connect", errno: error.rawValue)
         }
         self.fd = fd
     }
@@ -35,15 +35,11 @@ public final class SocketLineClient: Sendable {
 
     /// Writes all of `bytes`.
     public func send(_ bytes: [UInt8]) throws(SocketClientError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw SocketClientError(path: path, call: "send", errno: errno)
-            }
-            offset += written
+        let fd = fd
+        let outcome = bytes.withUnsafeBytes { raw in
+            Result { () throws(Errno) in try SystemCall.writeAll(raw) { Glibc.send(fd, $0, $1, Int32(MSG_NOSIGNAL)) } }
         }
+        if case .failure(let error) = outcome { throw SocketClientError(path: path, call: "send", errno: error.rawValue) }
     }
 
     public func send(line: String) throws(SocketClientError) {
@@ -72,18 +68,17 @@ public final class SocketLineClient: Sendable {
                 wait = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
             }
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, wait)
-            if ready == -1 {
-                if errno == EINTR { continue }
-                throw SocketClientError(path: path, call: "poll", errno: errno)
+            let ready: Int32
+            do throws(Errno) { ready = try SystemCall.retrying { poll(&descriptor, 1, wait) } } catch {
+                throw SocketClientError(path: path, call: "poll", errno: error.rawValue)
             }
             if ready == 0 { continue }
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-            let count = Glibc.read(fd, &buffer, buffer.count)
-            if count < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                throw SocketClientError(path: path, call: "read", errno: errno)
+            let outcome: SystemCall.IOOutcome
+            do throws(Errno) { outcome = try SystemCall.nonBlocking { Glibc.read(fd, &buffer, buffer.count) } } catch {
+                throw SocketClientError(path: path, call: "read", errno: error.rawValue)
             }
+            guard case .done(let count) = outcome else { continue }
             if count == 0 { throw SocketClientError(path: path, call: "read", errno: 0) }
             framer.withLock { $0.append(buffer[0..<count]) }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCall
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,11 +30,14 @@ public struct StateFile: Sendable {
         var current = directory.hasPrefix("/") ? "" : "."
         for component in directory.split(separator: "/") {
             current += "/" + component
-            if mkdir(current, 0o750) == 0 {
-                try stateSyscall("chmod", path: current) { Int(chmod(current, 0o750)) }
-            } else if errno != EEXIST {
-                throw StateFileError(path: current, operation: "mkdir", errno: errno)
+            do throws(Errno) {
+                try SystemCall.retrying { mkdir(current, 0o750) }
+            } catch where error == .exists {
+                continue
+            } catch {
+                throw StateFileError(path: current, operation: "mkdir", errno: error.rawValue)
             }
+            try stateSyscall("chmod", path: current) { Int(chmod(current, 0o750)) }
         }
     }
 
@@ -87,15 +91,8 @@ public struct StateFile: Sendable {
         do throws(StateFileError) {
             let fd = Int32(try stateSyscall("open", path: temporary) { Int(open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)) })
             defer { close(fd) }
-            var written = 0
-            while written < data.count {
-                let offset = written
-                written += try data.withUnsafeBytes { raw in
-                    Result { () throws(StateFileError) in
-                        try stateSyscall("write", path: temporary) { write(fd, raw.baseAddress! + offset, raw.count - offset) }
-                    }
-                }.get()
-            }
+            let outcome = data.withUnsafeBytes { raw in Result { () throws(Errno) in try SystemCall.writeAll(raw) { write(fd, $0, $1) } } }
+            if case .failure(let error) = outcome { throw StateFileError(path: temporary, operation: "write", errno: error.rawValue) }
             try stateSyscall("fsync", path: temporary) { Int(fsync(fd)) }
             try stateSyscall("rename", path: path) { Int(rename(temporary, path)) }
         } catch {

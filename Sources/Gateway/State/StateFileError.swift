@@ -1,3 +1,4 @@
+import SystemCall
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,14 +38,13 @@ public struct StateFileProblem: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Runs one system call, retrying EINTR and turning -1 into a `StateFileError` naming `path`.
+/// Runs one system call (`SystemCall.retrying`: EINTR retried), turning -1 into a `StateFileError`
+/// naming `path`.
 @discardableResult
 func stateSyscall(_ operation: String, path: String, _ call: () -> Int) throws(StateFileError) -> Int {
-    while true {
-        let result = call()
-        if result >= 0 { return result }
-        let code = errno
-        if code == EINTR { continue }
-        throw StateFileError(path: path, operation: operation, errno: code)
+    do {
+        return try SystemCall.retrying(call)
+    } catch {
+        throw StateFileError(path: path, operation: operation, errno: error.rawValue)
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SystemCall
 
 /// Small blocking helpers on raw UNIX stream sockets for the fan-out benchmark's clients and MQTT
 /// publisher (the same code talks to our broker and to Mosquitto).
@@ -28,12 +29,15 @@ enum BenchSocket {
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                throw BenchError("send: errno \(errno)")
+            do {
+                offset += try bytes[offset...].withUnsafeBytes { raw in try SystemCall.writeAll(raw) { send(fd, $0, $1, Int32(MSG_NOSIGNAL)) } }
+            } catch {
+                throw BenchError("send: \(error)")
             }
-            offset += n
+            if offset < bytes.count {   // a non-blocking socket is full: wait for room
+                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&p, 1, -1)
+            }
         }
     }
 

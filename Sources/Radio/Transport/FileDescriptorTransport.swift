@@ -1,4 +1,5 @@
 import Synchronization
+import SystemCall
 
 #if canImport(Glibc)
 import Glibc
@@ -96,18 +97,15 @@ final class FileDescriptorTransport: HCITransport {
 
     /// Writes what the socket takes now; returns how much that was (EAGAIN: less than all).
     private func writeWithoutWaiting(_ fd: Int32, _ bytes: ArraySlice<UInt8>) throws(RadioError) -> Int {
-        var offset = 0
-        while offset < bytes.count {
-            let result = bytes.withUnsafeBytes { buffer in
-                Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+        let outcome = bytes.withUnsafeBytes { raw in
+            Result { () throws(Errno) in
+                try SystemCall.writeAll(raw) { Glibc.send(fd, $0, $1, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
             }
-            if result >= 0 { offset += result; continue }
-            let code = errno
-            if code == EINTR { continue }
-            if code == EAGAIN || code == EWOULDBLOCK { return offset }
-            throw RadioError.system("send", device: device, errno: code)
         }
-        return offset
+        switch outcome {
+        case .success(let written): return written
+        case .failure(let error): throw RadioError.system("send", device: device, errno: error.rawValue)
+        }
     }
 
     /// Reader thread, POLLOUT: writes what it can of `unsent`; throws the write's failure.
@@ -141,10 +139,10 @@ final class FileDescriptorTransport: HCITransport {
             let writing = state.withLock { !$0.unsent.isEmpty }
             var fds = [pollfd(fd: fd, events: Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0), revents: 0),
                        pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, 2, -1)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                cause = RadioError.system("poll", device: device, errno: errno)
+            do throws(Errno) {
+                try SystemCall.retrying { poll(&fds, 2, -1) }
+            } catch {
+                cause = RadioError.system("poll", device: device, errno: error.rawValue)
                 break
             }
             if fds[1].revents != 0 {
@@ -156,16 +154,17 @@ final class FileDescriptorTransport: HCITransport {
                 do throws(RadioError) { try flushUnsent(fd) } catch { cause = error; break }
             }
             if fds[0].revents & ~Int16(POLLOUT) == 0 { continue }
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            let outcome: SystemCall.IOOutcome
+            do throws(Errno) {
+                outcome = try SystemCall.nonBlocking { buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) } }
+            } catch {
+                cause = RadioError.system("read", device: device, errno: error.rawValue)
+                break
+            }
+            guard case .done(let count) = outcome else { continue }
             if count == 0 {
                 cause = RadioError(
                     kind: .unavailable, device: device, operation: "read", message: "the controller closed the connection")
-                break
-            }
-            if count < 0 {
-                let code = errno
-                if code == EINTR || code == EAGAIN { continue }
-                cause = RadioError.system("read", device: device, errno: code)
                 break
             }
             // Counters first, then the packets: whoever sees a packet also sees the drops before it.

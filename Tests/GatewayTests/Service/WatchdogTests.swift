@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 13: the watchdog pinged from a bare timer loop, so a stuck manager or broker still looked
 /// alive to systemd. Now every ping waits for every probe.
-@Suite(.timeLimit(.minutes(1))) struct WatchdogTests {
+@Suite(.timeLimit(.minutes(5))) struct WatchdogTests {
     /// A probe that does not answer until opened, and says when it has been asked.
     final class StuckProbe: Sendable {
         private let state = Mutex<(open: Bool, asked: Int, waiters: [CheckedContinuation<Void, Never>])>((false, 0, []))

@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 13: the state file's fsyncs ran on the manager actor, i.e. on Swift's cooperative pool (one
 /// thread per core). `persist` runs them on a thread of its own.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct StatePersistTests {
     /// More saves than the pool has threads, each blocked in open(2) on a FIFO until a task that needs
     /// the pool opens its reading end. Saves that block pool threads starve that task: deadlock.
