@@ -42,7 +42,7 @@ struct RunCommand: AsyncParsableCommand {
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )
-        // PRODUCT.md §10: exit within 2 s of SIGTERM, whatever a part is doing.
+        // docs/product.md §10: exit within 2 s of SIGTERM, whatever a part is doing.
         groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(1500)
         let group = ServiceGroup(configuration: groupConfiguration)
         defer { GatewayLogHandler.flushSuppressed() }

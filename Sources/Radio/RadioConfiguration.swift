@@ -1,4 +1,4 @@
-/// Timing of one radio. Defaults follow PRODUCT.md §12 (`interval_ms = 100`).
+/// Timing of one radio. Defaults follow docs/product.md §12 (`interval_ms = 100`).
 public struct RadioConfiguration: Sendable, Equatable {
     /// Advertising interval, and the period of the advertising rotation: every interval the next
     /// payload is announced (disable → set data → enable), so with N payloads each one comes

@@ -3,7 +3,7 @@ import Gateway
 import Testing
 
 extension EndToEnd {
-    /// Issue 9, faults: PRODUCT.md §10's SIGTERM promise holds while the socket is busy.
+    /// Issue 9, faults: docs/product.md §10's SIGTERM promise holds while the socket is busy.
     @Suite(.serialized)
     struct FaultShutdown {
         @Test("SIGTERM under heavy socket load (16 flooding clients, half never reading) exits 0 within 2 s with the state flushed")
@@ -34,7 +34,7 @@ extension EndToEnd {
             let took = ContinuousClock.now - signalled
             print("sigtermUnderLoad: \(sentBefore) lines flooded before SIGTERM, exit \(status) after \(took)")
             #expect(status == 0)
-            #expect(took < .seconds(2), "PRODUCT.md §10: exit within 2 s of SIGTERM; took \(took)")
+            #expect(took < .seconds(2), "docs/product.md §10: exit within 2 s of SIGTERM; took \(took)")
             #expect(config.stateOnDisk().flatMap { try? $0.get() } == model, "the last acknowledged state is on disk")
             #expect(gateway.log.contains("stopped"))
             #expect(!FileManager.default.fileExists(atPath: config.socketPath), "socket file removed")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension EndToEnd {
-    /// PRODUCT.md §3 privacy: ids and address rotate every rotate_s, and subscribers don't notice.
+    /// docs/product.md §3 privacy: ids and address rotate every rotate_s, and subscribers don't notice.
     @Suite(.serialized)
     struct Rotation {
         @Test("Rotation every 2 s changes A's address and message ids, and B reports neither lost nor found again")

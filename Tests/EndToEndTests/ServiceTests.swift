@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension EndToEnd {
-    /// PRODUCT.md §10: the process as systemd runs it.
+    /// docs/product.md §10: the process as systemd runs it.
     @Suite(.serialized)
     struct ServiceBehaviour {
         @Test("With NOTIFY_SOCKET set the gateway sends READY=1 and, on SIGTERM, STOPPING=1, and exits 0")

@@ -79,7 +79,7 @@ public enum ConfigLoader {
     }
 }
 
-/// `log_level` names (swift-log's levels but `critical`, as PRODUCT.md §12 lists them).
+/// `log_level` names (swift-log's levels but `critical`, as docs/product.md §12 lists them).
 enum LogLevelName: String, CaseIterable {
     case trace, debug, info, notice, warning, error
 

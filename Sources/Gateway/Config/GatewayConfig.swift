@@ -1,6 +1,6 @@
 import Logging
 
-/// Everything in `gateway.toml` (PRODUCT.md §12), typed, with defaults applied and board defaults
+/// Everything in `gateway.toml` (docs/product.md §12), typed, with defaults applied and board defaults
 /// resolved. Built only by `ConfigLoader`, which refuses a file with any problem.
 public struct GatewayConfig: Sendable, Equatable {
     /// The file it was read from.

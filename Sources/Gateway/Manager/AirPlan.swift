@@ -1,5 +1,5 @@
 /// What should be on the air right now: the pure answer to "given the state, the publications and the
-/// subscriptions, what do the radio and the speaker do?" (PRODUCT.md §1, §4). No I/O here.
+/// subscriptions, what do the radio and the speaker do?" (docs/product.md §1, §4). No I/O here.
 struct AirPlan: Equatable, Sendable {
     var bleAdverts: [[UInt8]] = []
     var bleScanning = false

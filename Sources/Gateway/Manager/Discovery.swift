@@ -9,7 +9,7 @@ enum DiscoveryKey: Hashable, Sendable {
     case eddystoneURL(String)
     case iBeacon(uuid: ShortBytes, major: UInt16, minor: UInt16)
 
-    /// The topic under `found/` or `lost/` (PRODUCT.md §6, §12).
+    /// The topic under `found/` or `lost/` (docs/product.md §6, §12).
     var topicSuffix: String {
         switch self {
         case .message(let message): "\(TopicLevel.escape(message.namespace))/\(TopicLevel.escape(message.type))"

@@ -66,7 +66,7 @@ struct AirEffects: AirIngestSink {
     }
 }
 
-/// Beacon sightings as found-set entries (PRODUCT.md §12 topics and fields).
+/// Beacon sightings as found-set entries (docs/product.md §12 topics and fields).
 enum BeaconDiscovery {
     /// The key and details of a beacon a subscription includes, from the decoded beacon and the AD
     /// structure (`type`, `content`) it came in. The details keep those bytes; the JSON fields are

@@ -12,7 +12,7 @@ public enum PowerState: String, Sendable, Hashable, CaseIterable, Codable {
     case standby
 }
 
-/// What survives a reboot: the state file's content (PRODUCT.md §7).
+/// What survives a reboot: the state file's content (docs/product.md §7).
 public struct GatewayState: Equatable, Hashable, Sendable, Codable {
     public var backgroundMode: Bool
     public var permission: Permission

@@ -4,7 +4,7 @@ public enum Medium: String, Sendable, Hashable, CaseIterable, Codable {
     case audio
 }
 
-/// `GNSStrategy.discoveryMode`, with the serverless meaning of PRODUCT.md §4:
+/// `GNSStrategy.discoveryMode`, with the serverless meaning of docs/product.md §4:
 /// a broadcast publication transmits, a scan publication transmits only after hearing a matching
 /// subscriber beacon; a broadcast subscription transmits a subscriber beacon, a scan subscription listens.
 public enum DiscoveryMode: String, Sendable, Hashable, CaseIterable, Codable {

@@ -12,7 +12,7 @@ final class AudioBridge: AudioInterface {
     private let control = DispatchQueue(label: "nearby-gateway.audio-control")
     private let logger: Logger
 
-    /// `capture` empty = no audio scanning (PRODUCT.md §12).
+    /// `capture` empty = no audio scanning (docs/product.md §12).
     init(settings: GatewayConfig.AudioSettings, events: @escaping @Sendable (AudioEvent, AudioSide) -> Void, logger: Logger) throws {
         self.logger = logger
         transmitter = AudioTransmitter { events($0, .playback) }

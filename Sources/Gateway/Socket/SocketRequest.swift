@@ -44,7 +44,7 @@ public enum SocketReply: Sendable, Equatable {
     case ok(String? = nil)
     case error(SocketErrorCode, String)
     /// A reading answered as an event line to the asking client only, e.g. `GET stats` →
-    /// `$SYS/stats {json}` (PRODUCT.md §6).
+    /// `$SYS/stats {json}` (docs/product.md §6).
     case event(topic: String, json: String)
 }
 

@@ -4,7 +4,7 @@ import SystemCall
 import Glibc
 #endif
 
-/// The persisted `GatewayState` (PRODUCT.md §7): JSON with `background_mode`, `permission`, `power`.
+/// The persisted `GatewayState` (docs/product.md §7): JSON with `background_mode`, `permission`, `power`.
 ///
 /// Loading never fails the gateway: a missing file means defaults, an unusable one is kept aside as
 /// `<path>.corrupt-<UTC time>` and reported, and consent is then withheld (`consentWithheld`): the

@@ -1,7 +1,7 @@
 @testable import Gateway
 import Testing
 
-@Suite("Air plan: what is on the air for each state (PRODUCT.md §1, §4)")
+@Suite("Air plan: what is on the air for each state (docs/product.md §1, §4)")
 struct AirPlannerTests {
     let planner = AirPlanner(codec: FrameCodec(apiKey: "plan-test-key", rotateSeconds: 600))
     let epoch: UInt32 = 1234

@@ -150,7 +150,7 @@ start_gateway() {
 }
 gateway_socket() { sed -n 's/^path *= *"\(.*\.sock\)".*/\1/p' "$1" | head -n1; }
 
-# stop_gateway NAME: SIGTERM, then the gateway must exit 0 within 10 s (PRODUCT.md §10 says 2 s on
+# stop_gateway NAME: SIGTERM, then the gateway must exit 0 within 10 s (docs/product.md §10 says 2 s on
 # real hardware; the guest is 5-20x slower).
 stop_gateway() {
     local name=$1 pid=${gateway_pids[$1]} status=0
