@@ -84,22 +84,13 @@ enum Entries {
             if table[key] == nil { reader.problem(table.line, path, "missing") }
             return nil
         }
-        let limit = key == "namespace" ? Message.maxNamespaceBytes : Message.maxTypeBytes
         if value == "*" {
             if allowWildcard { return value }
             reader.problem(line, path, key == "type" ? "\"*\" matches types in subscriptions; a publication needs a real type" : "\"*\" is not a namespace")
             return nil
         }
-        if value.isEmpty { reader.problem(line, path, "must not be empty"); return nil }
-        if value.utf8.count > limit { reader.problem(line, path, "is \(value.utf8.count) bytes, at most \(limit) allowed"); return nil }
-        if let bad = value.unicodeScalars.first(where: { "/+#".unicodeScalars.contains($0) || $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
-            let shown = bad.value < 0x21 || bad.value == 0x7F ? String(format: "U+%04X", bad.value) : "'\(bad)'"
-            reader.problem(line, path, "must not contain \(shown) (it is a topic level: no '/', '+', '#', spaces or control characters)")
-            return nil
-        }
-        if value.hasPrefix("$") { reader.problem(line, path, "must not start with '$' (reserved for $SYS topics)"); return nil }
-        if key == "namespace", GatewayConfig.reservedNamespaces.contains(value) {
-            reader.problem(line, path, "\"\(value)\" is reserved for beacon sightings; subscribe to beacons with include = [...]")
+        if let problem = Message.nameProblem(value, isNamespace: key == "namespace") {
+            reader.problem(line, path, problem)
             return nil
         }
         return value
