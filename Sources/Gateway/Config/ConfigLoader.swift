@@ -26,7 +26,7 @@ public enum ConfigLoader {
             throw ConfigError(problems: [ConfigProblem(file: file, line: error.line, key: "", message: error.message)])
         }
         var reader = ConfigReader(file: file)
-        reader.checkKeys(root, prefix: "", allowed: ["api_key", "board", "log_level", "radio", "audio", "socket", "state", "leds", "publication", "subscription"])
+        reader.checkKeys(root, prefix: "", allowed: ["api_key", "board", "log_level", "radio", "audio", "socket", "state", "leds", "limits", "publication", "subscription"])
 
         let apiKey = reader.string(root, "api_key", prefix: "")
         if root["api_key"] == nil {
@@ -42,6 +42,7 @@ public enum ConfigLoader {
         let socket = Sections.socket(root, reader: &reader)
         let state = Sections.state(root, reader: &reader)
         let leds = Sections.leds(root, reader: &reader)
+        let limits = Sections.limits(root, reader: &reader)
         let publications = Entries.publications(root, reader: &reader)
         let subscriptions = Entries.subscriptions(root, defaultLostAfter: radio.lostAfterS, board: board, reader: &reader)
 
@@ -49,7 +50,7 @@ public enum ConfigLoader {
             throw ConfigError(problems: reader.problems.sorted { ($0.file == file ? 0 : 1, $0.line ?? 0) < ($1.file == file ? 0 : 1, $1.line ?? 0) })
         }
         let config = GatewayConfig(path: file, apiKey: apiKey.value, boardName: board.name, logLevel: logLevel, radio: radio,
-                                   audio: audio, socket: socket, state: state, leds: leds,
+                                   audio: audio, socket: socket, state: state, leds: leds, limits: limits,
                                    publications: publications, subscriptions: subscriptions)
         return (config, board)
     }
@@ -95,7 +96,7 @@ enum LogLevelName: String, CaseIterable {
     }
 }
 
-/// The single tables: [radio], [audio], [socket], [state], [leds].
+/// The single tables: [radio], [audio], [socket], [state], [leds], [limits].
 enum Sections {
     static func radio(_ root: TOMLTable, board: Board?, reader: inout ConfigReader) -> GatewayConfig.RadioSettings {
         var settings = GatewayConfig.RadioSettings(device: board?.radioDevice ?? "", exclusive: false, intervalMs: 100,
@@ -171,6 +172,15 @@ enum Sections {
         guard let table = reader.table(root, "leds", prefix: "") else { return settings }
         reader.checkKeys(table, prefix: "leds", allowed: ["enabled"])
         settings.enabled = reader.boolean(table, "enabled", prefix: "leds")?.value ?? settings.enabled
+        return settings
+    }
+
+    static func limits(_ root: TOMLTable, reader: inout ConfigReader) -> GatewayConfig.LimitSettings {
+        var settings = GatewayConfig.LimitSettings()
+        guard let table = reader.table(root, "limits", prefix: "") else { return settings }
+        reader.checkKeys(table, prefix: "limits", allowed: ["found", "publications"])
+        settings.found = reader.integer(table, "found", prefix: "limits", range: 16...1_000_000)?.value ?? settings.found
+        settings.publications = reader.integer(table, "publications", prefix: "limits", range: 1...1024)?.value ?? settings.publications
         return settings
     }
 }

@@ -13,7 +13,7 @@ extension GatewayConfig {
     }
 
     /// Keys SIGHUP applies (for the log line that says so).
-    public static let reloadableKeys = ["api_key", "log_level", "radio.rotate_s", "radio.lost_after_s", "[[publication]]", "[[subscription]]"]
+    public static let reloadableKeys = ["api_key", "log_level", "radio.rotate_s", "radio.lost_after_s", "limits.publications", "[[publication]]", "[[subscription]]"]
 
     /// The restart-only keys whose value in `new` differs from this (running) config, in file order.
     public func restartOnlyChanges(to new: GatewayConfig) -> [RestartOnlyChange] {
@@ -42,6 +42,7 @@ extension GatewayConfig {
             "{background_mode = \($0.backgroundMode), permission = \"\($0.permission.rawValue)\", power = \"\($0.power.rawValue)\"}"
         }
         compare("leds.enabled", leds.enabled, new.leds.enabled)
+        compare("limits.found", limits.found, new.limits.found)
         return changes
     }
 }

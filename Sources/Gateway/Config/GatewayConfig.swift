@@ -13,6 +13,7 @@ public struct GatewayConfig: Sendable, Equatable {
     public var socket: SocketSettings
     public var state: StateSettings
     public var leds: LEDSettings
+    public var limits: LimitSettings
     public var publications: [PublicationConfig]
     public var subscriptions: [SubscriptionConfig]
 
@@ -63,6 +64,23 @@ public struct GatewayConfig: Sendable, Equatable {
         /// false = leave the board's LED lines alone (LED states still go to the log and `$SYS/led`).
         public var enabled: Bool
     }
+
+    /// Bounds on what other parties can make the gateway hold: the air (beacons anyone can forge)
+    /// and local socket clients.
+    public struct LimitSettings: Sendable, Equatable {
+        /// Found-set entries (messages and beacons); beacons make room first.
+        public var found: Int
+        /// Runtime publications (`PUB`) over all socket connections together.
+        public var publications: Int
+
+        public init(found: Int = GatewayConfig.defaultMaxFound, publications: Int = GatewayConfig.defaultMaxRuntimePublications) {
+            self.found = found
+            self.publications = publications
+        }
+    }
+
+    public static let defaultMaxFound = 4096
+    public static let defaultMaxRuntimePublications = 64
 }
 
 /// The ggwave ultrasound protocols (same raw values as the modem's `GGWaveProtocol`).

@@ -8,6 +8,12 @@ import Foundation
 /// JSON needs it, the wall-clock date. `nextDeadline()` tells the owner when the next entry can be lost,
 /// so it sleeps until then instead of polling; deadlines sit in a min-heap that is corrected lazily
 /// (a sighting only moves an entry's deadline later, so a stale heap top is simply re-filed).
+///
+/// Bounded: at most `limit` entries. Unauthenticated sightings (beacons: anyone can send random ids)
+/// are `protected: false`; when the set is full a new entry takes the place of the least recently
+/// seen unprotected one, and only when there is none does an unprotected sighting get refused or a
+/// protected one take the place of the least recently seen protected entry. So a flood of fake
+/// beacons can never push out an authenticated message, and memory stays flat whatever is on the air.
 public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     public struct Entry: Sendable {
         public var key: Key
@@ -22,6 +28,8 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
         /// Exponentially weighted moving average of the RSSIs seen (nil until one was).
         public var smoothedRSSI: Double?
         public var sightings: Int
+        /// Evicted only when no unprotected entry is left (authenticated messages).
+        public var protected: Bool
 
         public var deadline: ContinuousClock.Instant { lastSeenInstant + lostAfter }
     }
@@ -31,13 +39,34 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
         case updated(Entry)
     }
 
+    /// What `record` did with a sighting.
+    public enum Admission: Sendable {
+        /// An entry already in the set was refreshed.
+        case refreshed
+        /// A new entry; `evicted` is the one whose place it took when the set was full.
+        case added(Entry, evicted: Entry?)
+        /// The set is full of protected entries and this unprotected sighting was not kept.
+        case refused
+    }
+
+    /// The most entries the set holds.
+    public let limit: Int
+    /// Entries that made room for newer ones, and unprotected sightings refused for lack of room.
+    public private(set) var evicted = 0
+    public private(set) var refused = 0
+
     /// Weight of a new RSSI in the average (0…1].
     public let smoothing: Double
     public private(set) var entries: [Key: Entry] = [:]
     private var heap = DeadlineHeap<Key>()
+    /// Least recently seen first, one heap per standing ([unprotected, protected]); corrected lazily
+    /// like `heap` (a sighting only moves `lastSeenInstant` later).
+    private var byLastSeen = [DeadlineHeap<Key>(), DeadlineHeap<Key>()]
+    private var protectedCount = 0
 
-    public init(smoothing: Double = 0.25) {
+    public init(smoothing: Double = 0.25, limit: Int = .max) {
         self.smoothing = min(1, max(0.01, smoothing))
+        self.limit = max(1, limit)
     }
 
     public var count: Int { entries.count }
@@ -47,27 +76,75 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     /// subscription setting wins), and its detail the one given.
     @discardableResult
     public mutating func saw(_ key: Key, detail: Detail, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant,
-                             date: Date) -> Sighting {
-        if let entry = record(key, detail: detail, rssi: rssi, lostAfter: lostAfter, now: now, date: date) { return .found(entry) }
-        return .updated(entries[key]!)
+                             date: Date, protected: Bool = true) -> Sighting? {
+        switch record(key, detail: detail, rssi: rssi, lostAfter: lostAfter, now: now, date: date, protected: protected) {
+        case .added(let entry, _): .found(entry)
+        case .refreshed: .updated(entries[key]!)
+        case .refused: nil
+        }
     }
 
-    /// `saw` for the hot path: the new entry when `key` was not in the set, nil (and nothing copied)
-    /// when an existing entry was refreshed. One hash lookup either way; an entry is updated in place.
+    /// `saw` for the hot path: nothing is copied when an existing entry is refreshed. One hash lookup
+    /// for a refresh; an entry is updated in place.
     public mutating func record(_ key: Key, detail: Detail, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant,
-                                date: Date) -> Entry? {
+                                date: Date, protected: Bool = true) -> Admission {
         if let index = entries.index(forKey: key) {
             let smoothing = smoothing
             if let earlier = Self.update(&entries.values[index], detail: detail, rssi: rssi, lostAfter: lostAfter, now: now,
                                          date: date, smoothing: smoothing) {
                 heap.push(earlier, key)
             }
-            return nil
+            return .refreshed
+        }
+        var evicted: Entry?
+        if entries.count >= limit {
+            let unprotectedLeft = entries.count > protectedCount
+            guard unprotectedLeft || protected else {
+                refused += 1
+                return .refused
+            }
+            evicted = evictLeastRecentlySeen(protected: !unprotectedLeft)
         }
         let entry = Entry(key: key, detail: detail, firstSeen: date, lastSeen: date, lastSeenInstant: now, lostAfter: lostAfter,
-                          rssi: rssi, smoothedRSSI: rssi.map(Double.init), sightings: 1)
+                          rssi: rssi, smoothedRSSI: rssi.map(Double.init), sightings: 1, protected: protected)
         entries[key] = entry
+        if protected { protectedCount += 1 }
         heap.push(entry.deadline, key)
+        let standing = protected ? 1 : 0
+        byLastSeen[standing].push(now, key)
+        compactIfStale(standing)
+        return .added(entry, evicted: evicted)
+    }
+
+    /// Removes the least recently seen entry of that standing (there is one: the caller counted).
+    private mutating func evictLeastRecentlySeen(protected: Bool) -> Entry? {
+        let standing = protected ? 1 : 0
+        while let (seen, key) = byLastSeen[standing].pop() {
+            guard let entry = entries[key], entry.protected == protected else { continue }
+            if entry.lastSeenInstant > seen {
+                byLastSeen[standing].push(entry.lastSeenInstant, key)
+                continue
+            }
+            evicted += 1
+            return take(key)
+        }
+        return nil
+    }
+
+    /// Keys lost, removed or evicted stay in `byLastSeen` until popped: rebuild it from the live
+    /// entries when they outnumber those, so it stays within twice the set's size.
+    private mutating func compactIfStale(_ standing: Int) {
+        let live = standing == 1 ? protectedCount : entries.count - protectedCount
+        guard byLastSeen[standing].count > 2 * live + 64 else { return }
+        var rebuilt = DeadlineHeap<Key>()
+        for entry in entries.values where entry.protected == (standing == 1) { rebuilt.push(entry.lastSeenInstant, entry.key) }
+        byLastSeen[standing] = rebuilt
+    }
+
+    /// Removes `key` from the set and its counts (its heap items are skipped when they come up).
+    private mutating func take(_ key: Key) -> Entry? {
+        guard let entry = entries.removeValue(forKey: key) else { return nil }
+        if entry.protected { protectedCount -= 1 }
         return entry
     }
 
@@ -102,7 +179,7 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     public mutating func expire(now: ContinuousClock.Instant) -> [Entry] {
         var lost: [Entry] = []
         while let deadline = nextDeadline(), deadline <= now, let (_, key) = heap.pop() {
-            if let entry = entries.removeValue(forKey: key) { lost.append(entry) }
+            if let entry = take(key) { lost.append(entry) }
         }
         return lost
     }
@@ -110,12 +187,14 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     /// Forgets `key` without a lost event (its subscription went away); returns the entry if it was found.
     @discardableResult
     public mutating func remove(_ key: Key) -> Entry? {
-        entries.removeValue(forKey: key)   // its heap item is skipped when it comes up
+        take(key)   // its heap items are skipped when they come up
     }
 
     public mutating func removeAll() {
         entries.removeAll()
+        protectedCount = 0
         heap = DeadlineHeap()
+        byLastSeen = [DeadlineHeap(), DeadlineHeap()]
     }
 }
 
@@ -132,8 +211,9 @@ public typealias FoundTracker<Key: Hashable & Sendable> = FoundSet<Key, NoDetail
 
 extension FoundSet where Detail == NoDetail {
     @discardableResult
-    public mutating func saw(_ key: Key, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant, date: Date) -> Sighting {
-        saw(key, detail: NoDetail(), rssi: rssi, lostAfter: lostAfter, now: now, date: date)
+    public mutating func saw(_ key: Key, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant, date: Date,
+                             protected: Bool = true) -> Sighting? {
+        saw(key, detail: NoDetail(), rssi: rssi, lostAfter: lostAfter, now: now, date: date, protected: protected)
     }
 }
 

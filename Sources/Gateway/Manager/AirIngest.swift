@@ -42,8 +42,13 @@ public struct AirIngest: Sendable {
         var total: Int
     }
 
+    /// An entry taken out of a full found set to make room for a newer one.
+    public struct Evicted: Sendable {
+        var entry: Entry
+    }
+
     private(set) var reassembler: Reassembler
-    private(set) var found = FoundSet<DiscoveryKey, DiscoveryDetails>()
+    private(set) var found: FoundSet<DiscoveryKey, DiscoveryDetails>
     var listening = Listening()
     /// The latest Eddystone TLM per sender, added to that sender's UID sightings. Bounded: beacons are
     /// few; a flood of fake senders only resets it.
@@ -51,8 +56,11 @@ public struct AirIngest: Sendable {
     public private(set) var advertsSeen = 0
     public private(set) var audioPayloadsSeen = 0
 
-    init(reassembler: Reassembler) {
+    /// `maxFound` bounds the found set (`found.max_entries`): beacons, which anyone can forge, make
+    /// room for messages, never the other way round.
+    init(reassembler: Reassembler, maxFound: Int = GatewayConfig.defaultMaxFound) {
         self.reassembler = reassembler
+        self.found = FoundSet(limit: maxFound)
     }
 
     /// Listens the way a gateway with these subscriptions does when they all run (permission
@@ -165,7 +173,8 @@ public struct AirIngest: Sendable {
         for subscription in listening.ble where family.map(subscription.include.contains) ?? false {
             lostAfter = max(lostAfter ?? subscription.lostAfter, subscription.lostAfter)
         }
-        sighted(key, details: details, rssi: rssi, lostAfter: lostAfter ?? .seconds(10), now: now, date: date, into: &sink) {
+        sighted(key, details: details, rssi: rssi, lostAfter: lostAfter ?? .seconds(10), authenticated: false, now: now, date: date,
+                into: &sink) {
             Set($0.listening.ble.lazy.filter { family.map($0.include.contains) ?? false }.compactMap(\.led))
         }
     }
@@ -196,21 +205,27 @@ public struct AirIngest: Sendable {
             }
             guard let lostAfter else { return }
             sighted(.message(message), details: DiscoveryDetails(medium: medium, content: message.content[...]), rssi: rssi,
-                    lostAfter: lostAfter, now: now, date: date, into: &sink) { _ in
+                    lostAfter: lostAfter, authenticated: true, now: now, date: date, into: &sink) { _ in
                 Set(subscriptions.lazy.filter { $0.matches(message) }.compactMap(\.led))
             }
         }
     }
 
     /// A sighting of `key`: found if new, otherwise refreshes last_seen, RSSI and details.
-    /// `leds` is asked only for a new entry (the matching subscriptions' LEDs).
+    /// `leds` is asked only for a new entry (the matching subscriptions' LEDs). A full found set makes
+    /// room by evicting (reported as lost first) or refuses an unauthenticated beacon.
     private mutating func sighted<Sink: AirIngestSink>(_ key: DiscoveryKey, details: DiscoveryDetails, rssi: Int8?,
-                                                       lostAfter: Duration, now: ContinuousClock.Instant, date: Date,
-                                                       into sink: inout Sink, leds: (Self) -> Set<String>) {
+                                                       lostAfter: Duration, authenticated: Bool, now: ContinuousClock.Instant,
+                                                       date: Date, into sink: inout Sink, leds: (Self) -> Set<String>) {
         // Details follow the latest sighting (a beacon's telemetry changes), the event goes out once.
-        guard let entry = found.record(key, detail: details, rssi: rssi.map(Int.init), lostAfter: lostAfter, now: now, date: date)
-        else { return }
-        sink.found(Found(entry: entry, leds: leds(self), total: found.count))
+        switch found.record(key, detail: details, rssi: rssi.map(Int.init), lostAfter: lostAfter, now: now, date: date,
+                            protected: authenticated) {
+        case .refreshed, .refused:
+            return
+        case .added(let entry, let evicted):
+            if let evicted { sink.evicted(Evicted(entry: evicted)) }
+            sink.found(Found(entry: entry, leds: leds(self), total: found.count))
+        }
     }
 
     private mutating func rememberTelemetry(_ tlm: EddystoneTLM, from sender: BDAddress) {
@@ -241,6 +256,9 @@ public struct AirIngest: Sendable {
 
     public var frameCounters: Reassembler.Counters { reassembler.counters }
     public var foundCount: Int { found.count }
+    /// Found-set entries evicted to make room, and beacon sightings refused for lack of it.
+    public var foundEvicted: Int { found.evicted }
+    public var foundRefused: Int { found.refused }
     var foundEntries: Dictionary<DiscoveryKey, Entry>.Values { found.entries.values }
 }
 
@@ -248,6 +266,8 @@ public struct AirIngest: Sendable {
 public protocol AirIngestSink {
     /// A new entry in the found set.
     mutating func found(_ found: AirIngest.Found)
+    /// An entry taken out of a full found set to make room for a new one: lost, for the owner.
+    mutating func evicted(_ evicted: AirIngest.Evicted)
     /// A subscriber beacon that authenticated; scan-mode publications may answer it.
     mutating func subscriberBeacon(_ id: SubscriberBeaconID)
     /// A frame that looked like ours and was thrown away (already counted in `frameCounters`).
@@ -258,5 +278,6 @@ public protocol AirIngestSink {
 
 extension AirIngestSink {
     public mutating func dropped(_ reason: DropReason, source: SourceID) {}
+    public mutating func evicted(_ evicted: AirIngest.Evicted) {}
     public mutating func beacon(_ family: BeaconFilter) {}
 }

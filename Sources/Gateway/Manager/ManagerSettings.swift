@@ -9,4 +9,5 @@ struct ManagerSettings: Sendable {
     var scanWindow: Duration = .seconds(30)
     /// The configured level, restored by `SET debug off`.
     var logLevel: Logger.Level = .info
+    var limits = GatewayConfig.LimitSettings()
 }

@@ -36,11 +36,18 @@ extension MessageManager {
             switch effect {
             case .found(let found):
                 await announceFound(found)
+            case .evicted(let evicted):
+                reportLost(evicted.entry, reason: "evicted")
             case .subscriberBeacon(let id):
                 await subscriberBeaconHeard(id)
             case .dropped(let reason, let source):
                 logger.debug("frame dropped", metadata: ["reason": "\(reason.rawValue)", "source": "\(source)"])
             }
+        }
+        // An eviction's lost: its LEDs change now, not at the next expiry.
+        if !pendingPanelEvents.isEmpty {
+            for event in pendingPanelEvents { await panel?.handle(event) }
+            pendingPanelEvents.removeAll()
         }
     }
 }
@@ -50,6 +57,7 @@ extension MessageManager {
 struct AirEffects: AirIngestSink {
     enum Effect {
         case found(AirIngest.Found)
+        case evicted(AirIngest.Evicted)
         case subscriberBeacon(SubscriberBeaconID)
         case dropped(DropReason, SourceID)
     }
@@ -60,6 +68,7 @@ struct AirEffects: AirIngestSink {
     init(logsDrops: Bool) { self.logsDrops = logsDrops }
 
     mutating func found(_ found: AirIngest.Found) { effects.append(.found(found)) }
+    mutating func evicted(_ evicted: AirIngest.Evicted) { effects.append(.evicted(evicted)) }
     mutating func subscriberBeacon(_ id: SubscriberBeaconID) { effects.append(.subscriberBeacon(id)) }
     mutating func dropped(_ reason: DropReason, source: SourceID) {
         if logsDrops { effects.append(.dropped(reason, source)) }

@@ -7,7 +7,7 @@ extension MessageManager {
         "found/" + key.topicSuffix + "#" + String(UInt(bitPattern: key.hashValue), radix: 36)
     }
 
-    func eventJSON(_ entry: AirIngest.Entry, _ details: DiscoveryDetails) -> String {
+    func eventJSON(_ entry: AirIngest.Entry, _ details: DiscoveryDetails, reason: String? = nil) -> String {
         let message: Message
         switch entry.key {
         case .message(let found): message = found
@@ -20,6 +20,7 @@ extension MessageManager {
                                   lastSeen: entry.lastSeen) { writer in
             if let average = entry.smoothedRSSI { writer.add("rssi_avg", rawJSON: String(format: "%.1f", average)) }
             for (name, value) in details.extraFields { writer.add(name, rawJSON: value) }
+            if let reason { writer.add("reason", reason) }
         }
     }
 
@@ -56,7 +57,10 @@ extension MessageManager {
         json.add("messages_decoded", counters.messages)
         json.add("clients", clients)
         json.add("found", foundCount)
+        json.add("found_evicted", inbound.foundEvicted)
+        json.add("found_refused", inbound.foundRefused)
         json.add("publications", publicationCount)
+        json.add("publications_refused", publicationsRefused)
         json.add("errors", rawJSON: "[" + errors.map(\.rawValue).sorted().map(JSONObjectWriter.quote).joined(separator: ",") + "]")
         return json.string
     }

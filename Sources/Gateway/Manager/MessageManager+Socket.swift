@@ -32,7 +32,13 @@ extension MessageManager {
         // Every publication goes on the air; a client can't fill it (or the manager's memory).
         let owner = Int(client.id.rawValue)
         guard publicationCount(owner: owner) < Self.maxPublicationsPerClient else {
+            publicationsRefused += 1
             return .error(.limit, "at most \(Self.maxPublicationsPerClient) publications per connection; UNPUB one first")
+        }
+        // All connections together: local clients can't crowd the configured publications off the air.
+        guard runtimePublicationCount < settings.limits.publications else {
+            publicationsRefused += 1
+            return .error(.limit, "the gateway holds at most \(settings.limits.publications) socket publications (limits.publications); try again later")
         }
         let template = Publication(id: PublicationID(rawValue: 0), message: request.message, mediums: request.mediums,
                                    mode: request.mode, background: false, expiry: nil, owner: nil)

@@ -25,6 +25,8 @@ actor MessageManager {
     private var scanWindows: [PublicationID: ContinuousClock.Instant] = [:]
     private(set) var errors: Set<GatewayErrorState> = []
     private(set) var stats = Stats()
+    /// `PUB`s refused by the per-connection or the global limit (`GET stats`).
+    var publicationsRefused = 0
     private(set) var epoch: UInt32
     private var plan = AirPlan.silent
     private var timer: Task<Void, Never>?
@@ -32,7 +34,7 @@ actor MessageManager {
     /// Per-subscription LEDs: how many found entries keep each lit, and which LEDs each entry lit.
     private var litCounts: [String: Int] = [:]
     private var ledsByKey: [DiscoveryKey: Set<String>] = [:]
-    private var pendingPanelEvents: [LEDEvent] = []
+    var pendingPanelEvents: [LEDEvent] = []
     /// Saves run off the actor (`StateFile.persist`), so the actor takes other calls meanwhile; these
     /// keep state changes one at a time, in order, so the file never ends older than what was acknowledged.
     private var stateWriting = false
@@ -41,7 +43,7 @@ actor MessageManager {
     private let air: (any AirInterface)?
     private let audio: (any AudioInterface)?
     let events: any EventSink
-    private let panel: (any PanelInterface)?
+    let panel: (any PanelInterface)?
     private let stateFile: StateFile
     private let logLevel: SharedLogLevel
     let clock = ContinuousClock()
@@ -64,7 +66,7 @@ actor MessageManager {
         self.subscriptions = settings.subscriptions
         let epoch = settings.codec.epoch(at: Date())
         self.epoch = epoch
-        self.inbound = AirIngest(reassembler: Reassembler(codec: settings.codec, epoch: epoch))
+        self.inbound = AirIngest(reassembler: Reassembler(codec: settings.codec, epoch: epoch), maxFound: settings.limits.found)
         self.beaconMatcher = SubscriberBeaconMatcher(codec: settings.codec, epoch: epoch, publications: [])
         for publication in settings.publications {
             publications[PublicationID(rawValue: nextPublication)] = Self.numbered(publication, nextPublication, owner: nil)
@@ -320,10 +322,12 @@ actor MessageManager {
         reschedule()
     }
 
-    private func reportLost(_ entry: AirIngest.Entry) {
+    /// A lost entry: event (with `reason` when it did not simply time out), LEDs, log.
+    func reportLost(_ entry: AirIngest.Entry, reason: String? = nil) {
         let key = entry.key
-        logger.info("lost \(key.topicSuffix)")
-        events.publish(BrokerEvent(topic: "lost/" + key.topicSuffix, json: eventJSON(entry, entry.detail), retain: .clear(retainKey(key))))
+        logger.info("lost \(key.topicSuffix)", metadata: reason.map { ["reason": "\($0)"] } ?? [:])
+        events.publish(BrokerEvent(topic: "lost/" + key.topicSuffix, json: eventJSON(entry, entry.detail, reason: reason),
+                                   retain: .clear(retainKey(key))))
         for led in ledsByKey.removeValue(forKey: key) ?? [] {
             litCounts[led, default: 1] -= 1
             if litCounts[led] == 0 { litCounts[led] = nil }
@@ -382,6 +386,7 @@ actor MessageManager {
 
     var hasScanPublications: Bool { publications.values.contains { $0.mode == .scan } }
     var publicationCount: Int { publications.count }
+    var runtimePublicationCount: Int { publications.values.reduce(0) { $0 + ($1.owner == nil ? 0 : 1) } }
     func publicationCount(owner: Int) -> Int { publications.values.reduce(0) { $0 + ($1.owner == owner ? 1 : 0) } }
 
     /// A subscriber beacon was heard: matching scan-mode publications transmit for a while.

@@ -17,7 +17,8 @@ extension ManagerSettings {
                              mode: subscription.mode, background: subscription.background, lostAfter: subscription.lostAfter,
                              include: Set(subscription.include), led: subscription.led)
             },
-            logLevel: config.logLevel
+            logLevel: config.logLevel,
+            limits: config.limits
         )
     }
 }

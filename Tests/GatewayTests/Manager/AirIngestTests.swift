@@ -239,3 +239,40 @@ private struct MixedCorpus {
         return [UInt8(data.count + 1), 0xFF] + data
     }
 }
+
+/// Issue 13: a neighbour sending random beacon ids must not grow the found set, and must not push
+/// out an authenticated message.
+@Suite struct AirIngestLimitTests {
+    @Test func oneHundredThousandDistinctBeaconsStayWithinTheLimitAndMessagesAreStillFound() throws {
+        var ingest = AirIngest(reassembler: FrameFixture.reassembler(), maxFound: 256)
+        ingest.listening = AirIngest.Listening(ble: [AirIngestTests.livingroom], audio: [], hasScanPublications: false)
+        var sink = CountingSink()
+        let t0 = ContinuousClock.now, d0 = Date()
+        let message = try FrameFixture.codec.bleAdverts(for: FrameFixture.greeting, epoch: FrameFixture.epoch)
+        func hear(_ ad: [UInt8], address: UInt64, at k: Int) throws {
+            let report = AdvertisingReport(eventType: 3, isExtended: false, addressType: .random, address: BDAddress(rawValue: address),
+                                           rssi: -60, data: ad[...])
+            let now = t0 + .milliseconds(k)
+            ingest.ingest(try #require(Sighting(report: report, time: now)), now: now, date: d0, into: &sink)
+        }
+        for k in 0..<100_000 {
+            try hear(MixedCorpus.eddystoneUID(namespace: UInt8(truncatingIfNeeded: k), instance: UInt8(truncatingIfNeeded: k >> 8))
+                        .enumerated().map { $0.offset == 20 ? UInt8(truncatingIfNeeded: k >> 16) : $0.element },
+                     address: UInt64(k), at: k)
+            if k == 50_000 { for ad in message { try hear(ad, address: 0xA0A0, at: k) } }
+        }
+        #expect(ingest.foundCount == 256)
+        #expect(sink.found > 100_000 - 256, "every distinct beacon was found once")
+        #expect(sink.evicted == ingest.foundEvicted)
+        #expect(ingest.foundEvicted >= 100_000 - 256)
+        #expect(ingest.foundEntries.contains { if case .message = $0.key { true } else { false } },
+                "the authenticated message was pushed out by beacons")
+    }
+}
+
+private struct CountingSink: AirIngestSink {
+    var found = 0, evicted = 0
+    mutating func found(_ found: AirIngest.Found) { self.found += 1 }
+    mutating func evicted(_ evicted: AirIngest.Evicted) { self.evicted += 1 }
+    mutating func subscriberBeacon(_ id: SubscriberBeaconID) {}
+}
