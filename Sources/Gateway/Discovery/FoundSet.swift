@@ -70,6 +70,8 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     }
 
     public var count: Int { entries.count }
+    /// Items in the deadline heap, stale ones included (bounded: see `compactDeadlinesIfStale`).
+    var pendingDeadlines: Int { heap.count }
     public subscript(key: Key) -> Entry? { entries[key] }
 
     /// Records a sighting of `key`. The entry's `lostAfter` becomes the one given (the latest
@@ -110,6 +112,7 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
         entries[key] = entry
         if protected { protectedCount += 1 }
         heap.push(entry.deadline, key)
+        compactDeadlinesIfStale()
         let standing = protected ? 1 : 0
         byLastSeen[standing].push(now, key)
         compactIfStale(standing)
@@ -139,6 +142,15 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
         var rebuilt = DeadlineHeap<Key>()
         for entry in entries.values where entry.protected == (standing == 1) { rebuilt.push(entry.lastSeenInstant, entry.key) }
         byLastSeen[standing] = rebuilt
+    }
+
+    /// Evicted and removed keys keep their deadline item until it comes up (up to `lostAfter`, a day
+    /// at most): rebuild the heap from the live entries when stale items outnumber them.
+    private mutating func compactDeadlinesIfStale() {
+        guard heap.count > 2 * entries.count + 64 else { return }
+        var rebuilt = DeadlineHeap<Key>()
+        for entry in entries.values { rebuilt.push(entry.deadline, entry.key) }
+        heap = rebuilt
     }
 
     /// Removes `key` from the set and its counts (its heap items are skipped when they come up).

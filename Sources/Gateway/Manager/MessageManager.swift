@@ -30,6 +30,7 @@ actor MessageManager {
     private(set) var epoch: UInt32
     private var plan = AirPlan.silent
     private var timer: Task<Void, Never>?
+    private var armedDeadline: ContinuousClock.Instant?
     private var debug = false
     /// Per-subscription LEDs: how many found entries keep each lit, and which LEDs each entry lit.
     private var litCounts: [String: Int] = [:]
@@ -263,7 +264,10 @@ actor MessageManager {
     // MARK: Timers
 
     /// The next instant something must happen without outside input: a lost, a rotation, the end of
-    /// a scan window or of a publication's ttl. One timer task, re-armed on every change; no polling.
+    /// a scan window or of a publication's ttl. One timer task, re-armed only when the next instant
+    /// moved earlier than the armed one (a timer that fires early finds nothing due and re-arms):
+    /// a cancelled sleep keeps its dispatch timer until its deadline, so re-arming on every found
+    /// (lost_after_s up to a day) held ~1 KB per sighting of a new beacon until then.
     private func reschedule() {
         var deadline = Self.nextRotation(after: epoch, codec: settings.codec).map { clock.now + .seconds($0.timeIntervalSinceNow) }
         func consider(_ instant: ContinuousClock.Instant?) {
@@ -273,8 +277,14 @@ actor MessageManager {
         consider(inbound.nextDeadline())
         scanWindows.values.forEach(consider)
         publications.values.forEach { consider($0.expiry) }
+        guard let deadline else {
+            timer?.cancel()
+            timer = nil
+            return
+        }
+        if timer != nil, let armed = armedDeadline, armed <= deadline { return }
         timer?.cancel()
-        guard let deadline else { timer = nil; return }
+        armedDeadline = deadline
         timer = Task { [clock] in
             do { try await clock.sleep(until: deadline, tolerance: .milliseconds(5)) } catch { return }
             await self.timerFired()
@@ -289,6 +299,8 @@ actor MessageManager {
     }
 
     private func timerFired() async {
+        timer = nil
+        armedDeadline = nil
         let now = clock.now
         for entry in inbound.expireFound(now: now) { reportLost(entry) }
         for event in pendingPanelEvents { await panel?.handle(event) }

@@ -13,6 +13,8 @@ struct TestGatewayConfig {
     var publications: [String] = []
     var subscriptions: [String] = []
     var audio: String? = nil
+    /// More tables, as TOML (e.g. `[limits]`).
+    var extra = ""
 
     var socketPath: String { folder.path("\(name).sock") }
     var statePath: String { folder.path("\(name)-state/state.json") }
@@ -39,6 +41,7 @@ struct TestGatewayConfig {
 
         """
         if let audio { text += "\n[audio]\n\(audio)\n" }
+        if !extra.isEmpty { text += "\n\(extra)\n" }
         for publication in publications { text += "\n[[publication]]\n\(publication)\n" }
         for subscription in subscriptions { text += "\n[[subscription]]\n\(subscription)\n" }
         return text

@@ -51,6 +51,7 @@ import Testing
         #expect(set.count == 64)
         #expect(set["message"] != nil)
         #expect(set.evicted == 100_000 - 63)
+        #expect(set.pendingDeadlines <= 2 * 64 + 64 + 1, "evicted entries' deadlines pile up: \(set.pendingDeadlines)")
         // Lost entries leave nothing behind either: everything expires, then a new flood fits again.
         #expect(set.expire(now: t0 + .seconds(1000)).count == 64)
         #expect(set.count == 0)

@@ -1,0 +1,87 @@
+import Foundation
+import Gateway
+import Logging
+import Radio
+import TestSupport
+import Testing
+
+extension EndToEnd {
+    /// Issue 13: iBeacons are unauthenticated by nature. A neighbour sending 100,000 distinct ones must
+    /// neither grow the gateway's memory (found set, retained events) nor push out an authenticated
+    /// message. On a private air: the flood would slow every other test's gateways on the shared one.
+    @Suite(.serialized)
+    struct FaultBeaconFlood {
+        @Test("100,000 distinct iBeacons: found set at its limit, RSS flat, evictions counted, the message still found")
+        func distinctBeaconFlood() async throws {
+            let air = try PrivateAir(label: "flood")
+            try air.start()
+            defer { air.stop() }
+            let folder = try TemporaryFolder("flood")
+            let key = TestEnvironment.uniqueAPIKey("flood")
+            var config = TestGatewayConfig(apiKey: key, folder: folder, name: "f")
+            config.lostAfterSeconds = 600
+            config.subscriptions = ["namespace = \"flood\"\ntype = \"*\"\nmediums = [\"ble\"]\ninclude = [\"ibeacon\"]"]
+            config.extra = "[limits]\nfound = 512"
+            let configPath = try config.write(replacing: ["h4:\(TestEnvironment.btvirtServer)": "h4:\(air.socketPath)"], as: "f.toml")
+            let gateway = try GatewayProcess.run(config: configPath, logLevel: "info")
+            try await gateway.waitForLog("running", timeout: .seconds(15))
+            let watch = try SocketClient(path: config.socketPath)
+            _ = try await watch.request("SUB found/flood/#")
+            _ = try await watch.request("SUB lost/flood/#")
+
+            // The authenticated message, on the air all along from a transmitter of our own.
+            let codec = FrameCodec(apiKey: key, rotateSeconds: config.rotateSeconds)
+            let message = Message(namespace: "flood", type: "keep", content: Array("still here".utf8))
+            let transmitter = Radio(device: .h4(path: air.socketPath), logger: Logger(label: "publisher"))
+            let tasks = [Task { await transmitter.run() }, Task { for await _ in transmitter.events {} }]
+            defer { tasks.forEach { $0.cancel() } }
+            await transmitter.setAdvertisements(try codec.bleAdverts(for: message, epoch: codec.epoch(at: Date())))
+            _ = try await watch.waitForLine(startingWith: "found/flood/keep ", timeout: .seconds(20))
+
+            // Warm up to the limit, then measure: the rest of the flood must not grow the process.
+            try await flood(air: air, first: 0, count: 20_000)
+            let warm = try await stats(watch)
+            let rssWarm = try residentKiB(gateway.pid)
+            try await flood(air: air, first: 20_000, count: 80_000)
+            let end = try await stats(watch)
+            let rssEnd = try residentKiB(gateway.pid)
+
+            print("beacon flood: RSS \(rssWarm) KiB after 20,000 beacons, \(rssEnd) KiB after 100,000; stats \(end)")
+            let evicted = end["found_evicted"] as? Int ?? 0
+            #expect(end["found"] as? Int ?? .max <= 512, "found set over its limit: \(end)")
+            #expect(evicted >= 50_000, "the flood did not reach the gateway (evicted \(evicted)): \(end)")
+            #expect((end["adverts_seen"] as? Int ?? 0) - (warm["adverts_seen"] as? Int ?? 0) >= 50_000)
+            // 80,000 more beacons kept would be tens of MB (entries and retained found events).
+            #expect(rssEnd - rssWarm < 8 * 1024, "RSS grew from \(rssWarm) KiB to \(rssEnd) KiB during the flood")
+            #expect(!watch.received.contains { $0.hasPrefix("lost/flood/keep ") }, "the authenticated message was evicted")
+            let before = watch.received.count
+            watch.send("GET found")
+            let found = try await watch.waitForLine(startingWith: "OK ", after: before)
+            #expect(found.contains("\"namespace\":\"flood\",\"type\":\"keep\""), "the message is not in GET found")
+            #expect(try await gateway.stop() == 0)
+        }
+
+        private func flood(air: PrivateAir, first: Int, count: Int) async throws {
+            let python = ProcessInfo.processInfo.environment["NEARBY_VENV_PYTHON"] ?? "python3"
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: python)
+            process.arguments = [TestEnvironment.repository.appendingPathComponent("tools/flood/beacons.py").path,
+                                 air.socketPath, "\(first)", "\(count)"]
+            let exited = ChangeSignal()
+            process.terminationHandler = { _ in exited.signal() }
+            try process.run()
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            await exited.wait(since: 0, until: .now + .seconds(600))
+            #expect(!process.isRunning && process.terminationStatus == 0, "the beacon flooder failed")
+        }
+
+        private func residentKiB(_ pid: Int32) throws -> Int {
+            let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+                  let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else {
+                throw TimeoutError(description: "no VmRSS for \(pid)")
+            }
+            return kib
+        }
+    }
+}
