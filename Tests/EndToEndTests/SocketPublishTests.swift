@@ -36,5 +36,51 @@ extension EndToEnd {
             try await gatewayA.stop()
             try await gatewayB.stop()
         }
+
+        /// Issue 13: 60 connections × 16 PUBs were all accepted and crowded a configured message off
+        /// the air. `limits.publications` bounds socket publications over all connections; the
+        /// configured one keeps its place and its peer keeps finding it.
+        @Test("limits.publications: the PUB past the global limit is refused from any connection; the configured message stays found")
+        func runtimePublicationsHaveAGlobalLimit() async throws {
+            let folder = try TemporaryFolder("publimit")
+            let key = TestEnvironment.uniqueAPIKey("publimit")
+            var a = TestGatewayConfig(apiKey: key, folder: folder, name: "a")
+            a.publications = ["namespace = \"limit\"\ntype = \"configured\"\ncontent = \"stays\"\nmediums = [\"ble\"]"]
+            a.extra = "[limits]\npublications = 20"
+            var b = TestGatewayConfig(apiKey: key, folder: folder, name: "b")
+            b.lostAfterSeconds = 10
+            b.subscriptions = ["namespace = \"limit\"\ntype = \"configured\"\nmediums = [\"ble\"]\nlost_after_s = 10"]
+            let gatewayA = try await a.start()
+            let gatewayB = try await b.start()
+            let watch = try SocketClient(path: b.socketPath)
+            _ = try await watch.request("SUB +/limit/#")
+            _ = try await watch.waitForLine(startingWith: "found/limit/configured ", timeout: .seconds(15))
+
+            // Two connections, 10 PUBs each: 20 accepted; the 21st, from a third connection, is refused.
+            let clients = try (0..<3).map { _ in try SocketClient(path: a.socketPath) }
+            for k in 0..<20 {
+                let reply = try await clients[k / 10].request("PUB flood/p\(k) \(Data("x".utf8).base64EncodedString()) mediums=ble")
+                #expect(reply.hasPrefix("OK "), "PUB \(k) answered \(reply)")
+            }
+            let refused = try await clients[2].request("PUB flood/p20 eA== mediums=ble")
+            #expect(refused.hasPrefix("ERR limit "), "the 21st PUB answered \(refused)")
+            #expect(refused.contains("limits.publications"))
+            let statsA = try await stats(clients[2])
+            #expect(statsA["publications_refused"] as? Int == 1)
+            #expect(statsA["publications"] as? Int == 21)
+
+            // The configured message is still on the air: no lost on B over more than lost_after_s.
+            let before = watch.received.count
+            for _ in 0..<3 { try await Task.sleep(for: .seconds(4)) }   // the window observed, not synchronisation
+            #expect(!watch.received.dropFirst(before).contains { $0.hasPrefix("lost/limit/configured ") },
+                    "the configured message was lost while socket publications filled the gateway")
+            // A freed place is taken again.
+            clients[0].close()
+            try await gatewayA.waitForLog("client gone: its publications end", timeout: .seconds(10))
+            let again = try await clients[2].request("PUB flood/p21 eA== mediums=ble")
+            #expect(again.hasPrefix("OK "), "PUB after a connection left answered \(again)")
+            try await gatewayA.stop()
+            try await gatewayB.stop()
+        }
     }
 }

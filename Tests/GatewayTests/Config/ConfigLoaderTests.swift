@@ -49,6 +49,16 @@ import Testing
         #expect(config.subscriptions[0].lostAfterS == 10)
     }
 
+    @Test func limitsHaveDefaultsRangesAndLines() throws {
+        #expect(try ConfigFixture.load("api_key = \"k\"").0.limits == GatewayConfig.LimitSettings(found: 4096, publications: 64))
+        let (config, _) = try ConfigFixture.load("api_key = \"k\"\n[limits]\nfound = 100\npublications = 3")
+        #expect(config.limits == GatewayConfig.LimitSettings(found: 100, publications: 3))
+        let problems = ConfigFixture.problems("api_key = \"k\"\n[limits]\nfound = 15\npublications = 0\nbeacons = 1")
+        #expect(problems.contains { $0.hasPrefix("3: limits.found: ") }, "\(problems)")
+        #expect(problems.contains { $0.hasPrefix("4: limits.publications: ") }, "\(problems)")
+        #expect(problems.contains { $0.hasPrefix("5: limits.beacons: ") }, "\(problems)")
+    }
+
     @Test func contentBase64AndLEDsOfTheBoard() throws {
         let (config, _) = try ConfigFixture.load("""
         api_key = "k"
