@@ -8,31 +8,40 @@ public enum ConfigLoader {
     }
 
     public static func load(path: String, boards: BoardCatalog) throws(ConfigError) -> (GatewayConfig, Board) {
-        let text: String
+        let bytes: Data
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             let reason = (error as NSError).localizedFailureReason ?? error.localizedDescription
             throw ConfigError(problems: [ConfigProblem(file: path, line: nil, key: "", message: "cannot read the file: \(reason)")])
         }
-        return try load(text: text, file: path, boards: boards)
+        // Not UTF-8: say where, then read on (the damaged bytes as U+FFFD) to report everything else too.
+        var encodingProblems: [ConfigProblem] = []
+        if let bad = UTF8Check.firstInvalidByte(in: bytes) {
+            encodingProblems.append(ConfigProblem(file: path, line: bad.line, key: "",
+                                                  message: "not UTF-8: byte 0x\(String(bad.byte, radix: 16, uppercase: true)) at column \(bad.column)"))
+        }
+        return try load(text: String(decoding: bytes, as: UTF8.self), file: path, boards: boards, earlierProblems: encodingProblems)
     }
 
     public static func load(text: String, file: String, boards: BoardCatalog) throws(ConfigError) -> (GatewayConfig, Board) {
-        let root: TOMLTable
-        do {
-            root = try TOML.parse(text)
-        } catch {
-            throw ConfigError(problems: [ConfigProblem(file: file, line: error.line, key: "", message: error.message)])
-        }
+        try load(text: text, file: file, boards: boards, earlierProblems: [])
+    }
+
+    private static func load(text: String, file: String, boards: BoardCatalog,
+                             earlierProblems: [ConfigProblem]) throws(ConfigError) -> (GatewayConfig, Board) {
+        // Syntax errors do not stop the checks: every problem of the file is reported in one run.
+        let (root, syntaxErrors) = TOML.parseAll(text)
         var reader = ConfigReader(file: file)
+        reader.append(earlierProblems)
+        reader.append(syntaxErrors.map { ConfigProblem(file: file, line: $0.line, key: "", message: $0.message) })
         reader.checkKeys(root, prefix: "", allowed: ["api_key", "board", "log_level", "radio", "audio", "socket", "state", "leds", "limits", "publication", "subscription"])
 
         let apiKey = reader.string(root, "api_key", prefix: "")
         if root["api_key"] == nil {
             reader.problem(nil, "api_key", "missing (required: every gateway that should see the others uses the same api_key)")
-        } else if let apiKey, apiKey.value.isEmpty {
-            reader.problem(apiKey.line, "api_key", "must not be empty")
+        } else if let apiKey, let problem = APIKeyRule.problem(apiKey.value) {
+            reader.problem(apiKey.line, "api_key", problem)
         }
         let logLevel = reader.choice(root, "log_level", prefix: "", LogLevelName.self)?.value.level ?? .info
 
@@ -77,6 +86,23 @@ public enum ConfigLoader {
             reader.append(error.problems)
             return nil
         }
+    }
+}
+
+/// What an `api_key` must not be. The key is the deployment's only secret: frames are
+/// authenticated (and their epoch keys derived) from it, so a blank key or one printed in our own
+/// examples would put a gateway on an air anyone can forge.
+enum APIKeyRule {
+    /// The keys our examples and package ship with, to be replaced before the first start.
+    static let placeholders: Set<String> = ["CHANGE-ME", "AIzaSy-example-key"]
+
+    static func problem(_ key: String) -> String? {
+        if key.isEmpty { return "must not be empty" }
+        if key.allSatisfy(\.isWhitespace) { return "is blank; set the key your gateways share" }
+        if placeholders.contains(key) {
+            return "\"\(key)\" is the example's placeholder; set the key your gateways share (any string: every gateway that should see the others uses the same one)"
+        }
+        return nil
     }
 }
 

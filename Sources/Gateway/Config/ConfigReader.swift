@@ -28,7 +28,7 @@ struct ConfigReader {
     }
 
     mutating func string(_ table: TOMLTable, _ key: String, prefix: String) -> (value: String, line: Int)? {
-        guard let entry = table[key] else { return nil }
+        guard let entry = table[key], !entry.value.isInvalid else { return nil }
         guard let value = entry.value.string else {
             problem(entry.line, Self.path(prefix, key), "expected a string, found \(entry.value.typeName)")
             return nil
@@ -37,7 +37,7 @@ struct ConfigReader {
     }
 
     mutating func integer(_ table: TOMLTable, _ key: String, prefix: String, range: ClosedRange<Int64>, unit: String = "") -> (value: Int, line: Int)? {
-        guard let entry = table[key] else { return nil }
+        guard let entry = table[key], !entry.value.isInvalid else { return nil }
         guard let value = entry.value.integer else {
             problem(entry.line, Self.path(prefix, key), "expected an integer, found \(entry.value.typeName)")
             return nil
@@ -50,7 +50,7 @@ struct ConfigReader {
     }
 
     mutating func boolean(_ table: TOMLTable, _ key: String, prefix: String) -> (value: Bool, line: Int)? {
-        guard let entry = table[key] else { return nil }
+        guard let entry = table[key], !entry.value.isInvalid else { return nil }
         guard let value = entry.value.boolean else {
             problem(entry.line, Self.path(prefix, key), "expected true or false, found \(entry.value.typeName)")
             return nil
@@ -59,7 +59,7 @@ struct ConfigReader {
     }
 
     mutating func table(_ table: TOMLTable, _ key: String, prefix: String) -> TOMLTable? {
-        guard let entry = table[key] else { return nil }
+        guard let entry = table[key], !entry.value.isInvalid else { return nil }
         guard let value = entry.value.table else {
             problem(entry.line, Self.path(prefix, key), "expected a table ([\(Self.path(prefix, key))]), found \(entry.value.typeName)")
             return nil
@@ -79,7 +79,7 @@ struct ConfigReader {
 
     /// An array of enum names, without duplicates.
     mutating func choices<E: RawRepresentable & CaseIterable & Equatable>(_ table: TOMLTable, _ key: String, prefix: String, _: E.Type, allowEmpty: Bool) -> (value: [E], line: Int)? where E.RawValue == String {
-        guard let entry = table[key] else { return nil }
+        guard let entry = table[key], !entry.value.isInvalid else { return nil }
         let name = Self.path(prefix, key)
         guard let items = entry.value.array else {
             problem(entry.line, name, "expected an array of strings, found \(entry.value.typeName)")

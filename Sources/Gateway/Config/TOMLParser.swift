@@ -5,8 +5,18 @@
 /// line number for config errors.
 public enum TOML {
     public static func parse(_ text: String) throws(TOMLError) -> TOMLTable {
+        let (table, errors) = parseAll(text)
+        if let first = errors.first { throw first }
+        return table
+    }
+
+    /// Every syntax error of the text (in order), and what parsed around them: a statement with an
+    /// error is skipped to the end of its line (its key, if it parsed, holds `.invalid`), and the
+    /// keys under a table header that did not parse are skipped up to the next header, so one run
+    /// reports each problem once.
+    public static func parseAll(_ text: String) -> (TOMLTable, [TOMLError]) {
         var parser = TOMLParser(bytes: Array(text.utf8))
-        return try parser.document()
+        return parser.document()
     }
 }
 
@@ -24,38 +34,68 @@ struct TOMLParser {
 
     private func error(_ message: String) -> TOMLError { TOMLError(line: line, message: message) }
 
-    mutating func document() throws(TOMLError) -> TOMLTable {
+    mutating func document() -> (TOMLTable, [TOMLError]) {
         let document = TOMLDocument()
+        var errors: [TOMLError] = []
+        /// The last table header did not parse: its keys would land in the wrong table.
+        var skippingSection = false
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }   // UTF-8 byte order mark
         while position < bytes.count {
             skipSpaces()
             guard let c = peek else { break }
             let start = line
-            if c == UInt8(ascii: "[") {
-                if peek(1) == UInt8(ascii: "[") {
-                    position += 2
+            do throws(TOMLError) {
+                if c == UInt8(ascii: "[") {
+                    skippingSection = true
+                    if peek(1) == UInt8(ascii: "[") {
+                        position += 2
+                        let path = try keyPath()
+                        guard peek == UInt8(ascii: "]"), peek(1) == UInt8(ascii: "]") else { throw error("expected ]] to close the array of tables header") }
+                        position += 2
+                        try document.appendTable(path, line: start)
+                    } else {
+                        position += 1
+                        let path = try keyPath()
+                        guard peek == UInt8(ascii: "]") else { throw error("expected ] to close the table header") }
+                        position += 1
+                        try document.openTable(path, line: start)
+                    }
+                    skippingSection = false
+                } else if c != UInt8(ascii: "#"), !isNewline(c) {
+                    if skippingSection { throw Skip.line }
                     let path = try keyPath()
-                    guard peek == UInt8(ascii: "]"), peek(1) == UInt8(ascii: "]") else { throw error("expected ]] to close the array of tables header") }
-                    position += 2
-                    try document.appendTable(path, line: start)
-                } else {
+                    guard peek == UInt8(ascii: "=") else { throw error("expected = after the key \(path.joined(separator: "."))") }
                     position += 1
-                    let path = try keyPath()
-                    guard peek == UInt8(ascii: "]") else { throw error("expected ] to close the table header") }
-                    position += 1
-                    try document.openTable(path, line: start)
+                    skipSpaces()
+                    let value: TOMLValue
+                    do {
+                        value = try self.value()
+                    } catch {
+                        try? document.assign(path, TOMLValue(.invalid, line: start), line: start)
+                        throw error
+                    }
+                    try document.assign(path, value, line: start)
                 }
-            } else if c != UInt8(ascii: "#"), !isNewline(c) {
-                let path = try keyPath()
-                guard peek == UInt8(ascii: "=") else { throw error("expected = after the key \(path.joined(separator: "."))") }
-                position += 1
-                skipSpaces()
-                let value = try self.value()
-                try document.assign(path, value, line: start)
+                try endOfLine()
+            } catch {
+                if error != Skip.line { errors.append(error) }
+                skipRestOfLine()
             }
-            try endOfLine()
         }
-        return document.result()
+        return (document.result(), errors)
+    }
+
+    /// Not an error: a statement passed over (under a header that did not parse).
+    private enum Skip {
+        static let line = TOMLError(line: 0, message: "")
+    }
+
+    /// Past the next newline (or to the end): where parsing resumes after an error.
+    private mutating func skipRestOfLine() {
+        while let c = peek {
+            position += 1
+            if c == 0x0A { line += 1; return }
+        }
     }
 
     // MARK: layout

@@ -6,6 +6,9 @@ public struct TOMLValue: Sendable, Equatable {
         case boolean(Bool)
         case array([TOMLValue])
         case table(TOMLTable)
+        /// A value that did not parse: its syntax error is already reported (`TOML.parseAll`), so the
+        /// key counts as present and nothing else is said about it.
+        case invalid
     }
 
     public var kind: Kind
@@ -24,8 +27,11 @@ public struct TOMLValue: Sendable, Equatable {
         case .boolean: "boolean"
         case .array: "array"
         case .table: "table"
+        case .invalid: "an invalid value"
         }
     }
+
+    public var isInvalid: Bool { kind == .invalid }
 
     public var string: String? { if case .string(let s) = kind { s } else { nil } }
     public var integer: Int64? { if case .integer(let i) = kind { i } else { nil } }

@@ -4,9 +4,9 @@ import Testing
 
 @Suite struct ConfigLoaderTests {
     @Test func theSpecificationExampleLoadsWithEveryKey() throws {
-        let (config, board) = try ConfigLoader.load(path: "\(ConfigFixture.repository)/examples/gateway.toml", boards: ConfigFixture.boards)
+        let (config, board) = try ConfigFixture.loadExample("gateway.toml")
         #expect(board.name == "sim")
-        #expect(config.apiKey == "AIzaSy-example-key")
+        #expect(config.apiKey == "a-real-key")
         #expect(config.logLevel == .info)
         #expect(config.radio == .init(device: "h4:/tmp/bt-server-le", exclusive: false, intervalMs: 100, rotateS: 600, lostAfterS: 10, scanDuty: 100))
         #expect(config.audio == .init(device: "default", protocol: .ultrasoundFast, volume: 50, intervalS: 5, capture: ""))
@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func theSetTopBoxExampleIsAudioOnlyBroadcast() throws {
-        let (config, board) = try ConfigLoader.load(path: "\(ConfigFixture.repository)/examples/set-top-box.toml", boards: ConfigFixture.boards)
+        let (config, board) = try ConfigFixture.loadExample("set-top-box.toml")
         #expect(board.name == "rpi4b")
         #expect(config.radio.device == "hci0")                           // from the board
         #expect(config.audio.device == "plughw:CARD=Headphones,DEV=0")   // from the board

@@ -11,6 +11,13 @@ enum ConfigFixture {
         try ConfigLoader.load(text: text, file: "test.toml", boards: boards)
     }
 
+    /// An example of the repository with its placeholder key replaced, as a user does first.
+    static func loadExample(_ name: String) throws -> (GatewayConfig, Board) {
+        let text = try String(contentsOfFile: "\(repository)/examples/\(name)", encoding: .utf8)
+        return try ConfigLoader.load(text: text.replacingOccurrences(of: "\"CHANGE-ME\"", with: "\"a-real-key\""),
+                                     file: name, boards: boards)
+    }
+
     /// The problems of `text` as "LINE: key: message" (nil line printed as "-").
     static func problems(_ text: String, boards: BoardCatalog = boards) -> [String] {
         do {
