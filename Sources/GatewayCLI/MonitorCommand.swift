@@ -36,13 +36,20 @@ struct MonitorCommand: ParsableCommand {
         let client: SocketLineClient
         do {
             client = try SocketLineClient(path: socket)
+        } catch {
+            fail("\(error)")
+        }
+        do {
             for filter in filters.isEmpty ? ["#", "$SYS/#"] : filters { try client.send(line: "SUB \(filter)") }
         } catch {
+            // A full gateway answers `ERR too-many-clients …` and closes: say that, not EPIPE.
+            if let reply = try? client.readLine(timeout: .seconds(2)), reply.hasPrefix("ERR ") { fail("the gateway refused: \(reply)") }
             fail("\(error)")
         }
         let terminal = !json && isatty(STDOUT_FILENO) == 1
         var table = MonitorTable()
         var lastDraw = Date.distantPast
+        var lastRefresh = Date.distantPast
         while true {
             let line: String?
             do {
@@ -52,7 +59,9 @@ struct MonitorCommand: ParsableCommand {
             }
             if let line {
                 if line.hasPrefix("ERR ") { fail("the gateway refused: \(line)") }
-                if json {
+                if line.hasPrefix("OK [") {
+                    table.refresh(line)
+                } else if json {
                     if MonitorTable.event(line) != nil { Self.write(line + "\n") }
                 } else if terminal {
                     table.ingest(line, now: Date())
@@ -66,6 +75,11 @@ struct MonitorCommand: ParsableCommand {
                 let header = "nearby-gateway monitor · \(socket) · \(table.rows.count) found · \(lastDraw.formatted(date: .omitted, time: .standard))"
                 let screen = table.render(now: lastDraw, width: Self.terminalWidth(), header: header)
                 Self.write("\u{1B}[H\u{1B}[2J" + screen.joined(separator: "\n") + "\n")
+            }
+            // Ages count from the last sighting: once a second, ask for the found set's current last_seen.
+            if terminal, !table.rows.isEmpty, Date().timeIntervalSince(lastRefresh) >= 1 {
+                lastRefresh = Date()
+                try? client.send(line: "GET found")
             }
         }
     }

@@ -2,6 +2,10 @@ import Foundation
 
 /// What `nearby-gateway monitor` shows a person: the found messages (one row per topic and content,
 /// removed on `lost`) and the latest `$SYS` state. Pure: lines in, text out, time passed in.
+///
+/// A found event comes once, when an entry is first found, so its `last_seen` is its first sighting;
+/// the AGE column (time since last seen) is kept current from `GET found` replies (`refresh`), which
+/// carry every entry's latest `last_seen`.
 public struct MonitorTable: Sendable {
     public struct Row: Sendable, Equatable {
         public var namespace: String
@@ -47,7 +51,7 @@ public struct MonitorTable: Sendable {
         let levels = topic.split(separator: "/", maxSplits: 1)
         guard levels.count == 2, levels[0] == "found" || levels[0] == "lost",
               let sighting = try? JSONDecoder().decode(Sighting.self, from: Data(json.utf8)) else { return }
-        let key = "\(levels[1]) \(sighting.content ?? "")"
+        let key = Self.key(sighting)
         let index = rowKeys.firstIndex(of: key)
         if levels[0] == "lost" {
             if let index {
@@ -56,7 +60,7 @@ public struct MonitorTable: Sendable {
             }
             return
         }
-        let seen = sighting.last_seen.flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) } ?? now
+        let seen = Self.date(sighting.last_seen) ?? now
         let row = Row(namespace: sighting.namespace ?? "", type: sighting.type ?? "",
                       content: sighting.text ?? "base64:" + (sighting.content ?? ""),
                       medium: sighting.medium ?? "", rssi: sighting.rssi, lastSeen: seen)
@@ -65,6 +69,27 @@ public struct MonitorTable: Sendable {
         } else {
             rows.append(row)
             rowKeys.append(key)
+        }
+    }
+
+    /// One entry: the same fields in found and lost events and in `GET found`.
+    private static func key(_ sighting: Sighting) -> String {
+        "\(sighting.namespace ?? "")\u{0}\(sighting.type ?? "")\u{0}\(sighting.content ?? "")"
+    }
+
+    private static func date(_ text: String?) -> Date? {
+        text.flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
+    }
+
+    /// A `GET found` reply (`OK [ … ]`): each listed row's last sighting, and its RSSI, move on.
+    /// Rows not listed are left alone (their lost event is on its way).
+    public mutating func refresh(_ line: String) {
+        guard line.hasPrefix("OK ["), let sightings = try? JSONDecoder().decode([Sighting].self, from: Data(line.dropFirst(3).utf8))
+        else { return }
+        for sighting in sightings {
+            guard let index = rowKeys.firstIndex(of: Self.key(sighting)), let seen = Self.date(sighting.last_seen) else { continue }
+            rows[index].lastSeen = max(rows[index].lastSeen, seen)
+            if let rssi = sighting.rssi { rows[index].rssi = rssi }
         }
     }
 

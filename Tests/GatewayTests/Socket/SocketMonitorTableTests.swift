@@ -24,6 +24,23 @@ import Testing
         #expect(table.rows.map(\.content) == ["other"])
     }
 
+    /// Issue 13: AGE is the time since the entry was last seen, not since it was first found.
+    @Test func getFoundRepliesKeepTheAgeCountingFromTheLastSighting() {
+        var table = MonitorTable()
+        table.ingest(Self.found(), now: Self.date)
+        let later = Self.date.addingTimeInterval(120)
+        let message = Message(namespace: "room", type: "greeting", content: Array("hello".utf8))
+        let entry = SightingEvent.json(message: message, medium: .ble, rssi: -50, firstSeen: Self.date, lastSeen: later.addingTimeInterval(-3))
+        table.refresh("OK [\(entry)]")
+        let screen = table.render(now: later, width: 100, header: "h")
+        #expect(screen.contains { $0.contains("hello") && $0.contains(" 3s") }, "\(screen)")
+        #expect(!screen.contains { $0.contains("2m0s") }, "AGE still counts from the first sighting: \(screen)")
+        #expect(table.rows.first?.rssi == -50)
+        table.refresh("OK []")                                   // an empty found set changes nothing by itself
+        table.refresh("OK [not json")
+        #expect(table.rows.count == 1)
+    }
+
     @Test func systemStateKeepsTheLatestAndDropsClearedErrors() {
         var table = MonitorTable()
         table.ingest(#"$SYS/permission {"permission":"undecided","retained":true}"#, now: Self.date)
