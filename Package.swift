@@ -1,5 +1,10 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
+
+// scripts/package sets NEARBY_GATEWAY_VERSION (from `git describe`) for `nearby-gateway --version`;
+// only the tiny CVersion target is compiled with it, so a new version rebuilds one C file.
+let version = ProcessInfo.processInfo.environment["NEARBY_GATEWAY_VERSION"]
 
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 
@@ -26,6 +31,8 @@ let package = Package(
         .target(name: "CSocket"),
         // The system-call patterns (EINTR retried, EAGAIN as a value, write-all) and `Errno`, once.
         .target(name: "SystemCall"),
+        // The version fixed at build time (scripts/package defines it; a plain build says 0.0.0-dev).
+        .target(name: "CVersion", cSettings: version.map { [.define("NEARBY_GATEWAY_VERSION", to: "\"\($0)\"")] } ?? []),
 
         .target(name: "Radio", dependencies: ["CBluetooth", "SystemCall", logging]),
         .target(name: "Modem", dependencies: ["CALSA", logging]),
@@ -40,7 +47,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "GatewayCLI",
-            dependencies: ["Gateway", "SplitMix", "SystemCall", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Gateway", "SplitMix", "SystemCall", "CVersion", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // The one seeded generator: the bench corpus, property tests and fault tests must replay the same

@@ -29,6 +29,24 @@ extension EndToEnd {
             #expect(try await gateway.stop() == 0)
         }
 
+        @Test("With the radio down, STATUS= names bluetooth-power and its cause, not just running")
+        func statusNamesErrors() async throws {
+            let folder = try TemporaryFolder("status")
+            let notify = try NotifySocket(path: folder.path("notify.sock"))
+            let config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("status"), folder: folder, name: "s")
+            // No btvirt listens at this path: the radio cannot come up.
+            let missing = folder.path("no-btvirt-here")
+            let toml = config.toml.replacingOccurrences(of: "h4:\(TestEnvironment.btvirtServer)", with: "h4:\(missing)")
+            let gateway = try GatewayProcess.run(config: try folder.write("s.toml", toml), environment: ["NOTIFY_SOCKET": notify.path])
+            var received: [String] = []
+            while !received.contains(where: { $0.contains("STATUS=running with an error: bluetooth-power (") }) {
+                received.append(try notify.receive(timeout: .seconds(15)))
+            }
+            let status = received.last { $0.contains("bluetooth-power") }!
+            #expect(status.contains(missing), "the status names the device: \(status)")
+            #expect(try await gateway.stop() == 0)
+        }
+
         @Test("SIGHUP reloads the config; an invalid config is refused and the running one kept")
         func sighupReloads() async throws {
             let folder = try TemporaryFolder("reload")

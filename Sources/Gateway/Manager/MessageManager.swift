@@ -24,6 +24,10 @@ actor MessageManager {
     private var beaconMatcher: SubscriberBeaconMatcher<PublicationID>
     private var scanWindows: [PublicationID: ContinuousClock.Instant] = [:]
     private(set) var errors: Set<GatewayErrorState> = []
+    /// The cause of each raised error, for systemd's status line (`statusText`).
+    private var errorCauses: [GatewayErrorState: String] = [:]
+    /// Told the status line whenever an error is raised or cleared (systemd's `STATUS=`).
+    private var statusSink: (@Sendable (String) -> Void)?
     private(set) var stats = Stats()
     /// `PUB`s refused by the per-connection or the global limit (`GET stats`).
     var publicationsRefused = 0
@@ -215,9 +219,11 @@ actor MessageManager {
         guard errors.contains(error) != isSet else { return }
         if isSet {
             errors.insert(error)
+            errorCauses[error] = cause
             logger.error("\(error.rawValue): \(cause)")
         } else {
             errors.remove(error)
+            errorCauses[error] = nil
             logger.notice("\(error.rawValue) cleared: \(cause)")
         }
         var json = JSONObjectWriter()
@@ -230,8 +236,16 @@ actor MessageManager {
         json.add("message", cause)
         events.publish(BrokerEvent(topic: "$SYS/error/\(error.rawValue)", json: json.string,
                                    retain: isSet ? .set("$SYS/error/\(error.rawValue)") : .clear("$SYS/error/\(error.rawValue)")))
+        statusSink?(statusText)
         await panel?.handle(.errors(errors))
     }
+
+    /// systemd's status line for the error states raised now.
+    var statusText: String { SystemdStatus.text(errors: errorCauses) }
+
+    /// Where the status line goes on each change from now on (the service's sd_notify; the first
+    /// one goes with READY=1).
+    func setStatusSink(_ sink: @escaping @Sendable (String) -> Void) { statusSink = sink }
 
     // MARK: Applying the plan
 

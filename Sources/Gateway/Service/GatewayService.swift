@@ -39,8 +39,10 @@ public struct GatewayService: Service {
             group.addTask { await parts.runPanel() }
             group.addTask { await parts.runAudio() }
             group.addTask { await reloadOnHangup(hangups, parts: parts, notifier: notifier) }
+            // STATUS= follows the error states from here on: "running" only while none is raised.
+            await parts.manager.setStatusSink { notifier.status($0) }
             await parts.manager.start()
-            notifier.ready()
+            notifier.ready(status: await parts.manager.statusText)
             // The watchdog is fed from READY on (systemd expects it only after READY), and only while
             // the manager actor and the broker's loop answer.
             if let interval = notifier.watchdogInterval {
@@ -81,7 +83,7 @@ public struct GatewayService: Service {
                 await parts.manager.setError(.config, true, cause: "SIGHUP: keeping the running config; \(configPath) is invalid: \(error)",
                                              device: configPath)
             }
-            notifier.ready()
+            notifier.ready(status: await parts.manager.statusText)
         }
     }
 }

@@ -19,7 +19,8 @@ struct SystemdNotifier: Sendable {
         }
     }
 
-    func ready() { send("READY=1\nSTATUS=running") }
+    func ready(status: String) { send("READY=1\nSTATUS=\(status)") }
+    func status(_ text: String) { send("STATUS=\(text)") }
     func watchdog() { send("WATCHDOG=1") }
     func stopping() { send("STOPPING=1") }
     func reloading() { send("RELOADING=1") }
