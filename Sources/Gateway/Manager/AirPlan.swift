@@ -35,6 +35,8 @@ struct AirPlanner {
     ) -> AirPlan {
         guard state.permission == .granted else { return .silent }
         var plan = AirPlan()
+        // Per message (or beacon) first, then one rotation that keeps each of them on the air often.
+        var bleUnits: [[[UInt8]]] = [], audioUnits: [[[UInt8]]] = []
         for publication in publications.sorted(by: { $0.id < $1.id })
         where Self.runs(background: publication.background, in: state) {
             let mediums = Self.mediums(publication.mediums, in: state)
@@ -44,10 +46,10 @@ struct AirPlanner {
             if publication.mode == .scan, mediums.contains(.ble) { plan.bleScanning = true }
             guard transmits else { continue }
             if mediums.contains(.ble), let adverts = try? codec.bleAdverts(for: publication.message, epoch: epoch) {
-                plan.bleAdverts += adverts
+                bleUnits.append(adverts)
             }
             if mediums.contains(.audio), let payloads = try? codec.audioPayloads(for: publication.message, epoch: epoch) {
-                plan.audioPayloads += payloads
+                audioUnits.append(payloads)
             }
         }
         var beacons = Set<[UInt8]>()
@@ -59,11 +61,13 @@ struct AirPlanner {
                 plan.bleScanning = true
                 if subscription.mode.broadcasts {
                     let beacon = codec.subscriberBeacon(namespace: subscription.namespace, type: subscription.type, epoch: epoch)
-                    if beacons.insert(beacon).inserted { plan.bleAdverts.append(beacon) }
+                    if beacons.insert(beacon).inserted { bleUnits.append([beacon]) }
                 }
             }
             if mediums.contains(.audio), subscription.mode.scans { plan.audioCapture = true }
         }
+        plan.bleAdverts = RotationSchedule.rotation(bleUnits)
+        plan.audioPayloads = RotationSchedule.rotation(audioUnits)
         return plan
     }
 }

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// Issue 15, item 1: a subscriber must not lose a message whose publisher is still on the air,
+    /// whatever the publisher holds, and must still lose it within lost_after_s + 10 % once it stops.
+    @Suite(.serialized)
+    struct Presence {
+        @Test("Six maximum-size messages on one publisher are never lost while it advertises, and lost in time after")
+        func fullRotationIsNeverLost() async throws {
+            let folder = try TemporaryFolder("presence")
+            let key = TestEnvironment.uniqueAPIKey("presence")
+            let lostAfter = 4
+            let a = TestGatewayConfig(apiKey: key, folder: folder, name: "a")
+            var b = TestGatewayConfig(apiKey: key, folder: folder, name: "b")
+            b.lostAfterSeconds = lostAfter
+            b.subscriptions = ["namespace = \"den\"\ntype = \"*\"\nmediums = [\"ble\"]\nmode = \"scan\""]
+            let gatewayB = try await b.start()
+            let watch = try SocketClient(path: b.socketPath)
+            _ = try await watch.request("SUB found/#")
+            _ = try await watch.request("SUB lost/#")
+            let gatewayA = try await a.start()
+
+            // 6 × 16 chunks: before presence frames, a round of 9.6 s left each message 8 s unseen.
+            let publisher = try SocketClient(path: a.socketPath)
+            let types = (0..<6).map { "r\($0)" }
+            for (k, type) in types.enumerated() {
+                let letter = Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(k)))
+                let content = Data(String(repeating: letter, count: 296).utf8).base64EncodedString()
+                let reply = try await publisher.request("PUB den/\(type) \(content) mediums=ble mode=broadcast")
+                #expect(reply.hasPrefix("OK "), "PUB answered \(reply)")
+            }
+            for type in types {
+                try await watch.waitForLine(startingWith: "found/den/\(type) ", timeout: .seconds(90))
+            }
+            // Every message kept being refreshed for three lost_after_s periods past its found.
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(60)
+            var refreshed = false
+            while !refreshed, clock.now < deadline {
+                let reply = try await watch.request("GET found")
+                refreshed = Self.allRefreshed(reply, types: types, for: Double(3 * lostAfter))
+                if !refreshed { try await Task.sleep(for: .milliseconds(500)) }   // polling, with the deadline above
+            }
+            let lost = watch.received.filter { $0.hasPrefix("lost/") }
+            #expect(lost.isEmpty, "lost while the publisher was on the air: \(lost)")
+            let foundSet = try await watch.request("GET found")
+            #expect(refreshed, "B's found set: \(foundSet)")
+
+            // The publisher goes: its publications with it. Lost comes within lost_after_s + 10 %
+            // of the last frame (allow one interval for the stop to reach the radio).
+            let stopped = clock.now
+            publisher.close()
+            let before = watch.received.count
+            for type in types {
+                try await watch.waitForLine(startingWith: "lost/den/\(type) ", after: before,
+                                            timeout: .milliseconds(Int(Double(lostAfter) * 1100) + 1500))
+            }
+            #expect(clock.now - stopped < .milliseconds(Int(Double(lostAfter) * 1100) + 1500))
+            try await gatewayA.stop()
+            try await gatewayB.stop()
+        }
+
+        /// Whether `GET found` holds every type with last_seen at least `seconds` after first_seen.
+        static func allRefreshed(_ reply: String, types: [String], for seconds: Double) -> Bool {
+            guard reply.hasPrefix("OK "),
+                  let array = try? JSONSerialization.jsonObject(with: Data(reply.dropFirst(3).utf8)) as? [[String: Any]]
+            else { return false }
+            let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+            return types.allSatisfy { type in
+                array.contains { entry in
+                    guard entry["type"] as? String == type, let first = entry["first_seen"] as? String,
+                          let last = entry["last_seen"] as? String,
+                          let firstDate = try? Date(first, strategy: format), let lastDate = try? Date(last, strategy: format)
+                    else { return false }
+                    return lastDate.timeIntervalSince(firstDate) >= seconds
+                }
+            }
+        }
+    }
+}
