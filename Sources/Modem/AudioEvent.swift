@@ -4,6 +4,8 @@ public enum AudioEvent: Sendable, Equatable {
     case ready(device: String)
     /// Opening or using the device failed; it is retried after `retryIn` seconds.
     case failed(ALSAError, retryIn: Double)
+    /// The beacon could not be rendered (nothing was played); tried again an interval later.
+    case beaconFailed(GGWaveEncoderError)
     /// One beacon (all current payloads) went out.
     case beaconPlayed(payloads: Int, seconds: Double)
     /// A payload heard on the capture device.

@@ -20,7 +20,7 @@ public final class AudioReceiver: Sendable {
         var running = false
     }
 
-    private let box = ConditionBox(State())
+    private let box: ConditionBox<State>
     private let onEvent: @Sendable (AudioEvent) -> Void
     private let opener: PCMOpener
     /// Samples per read: 1024 at 48 kHz is ~21 ms, so `stop` is noticed quickly.
@@ -33,9 +33,11 @@ public final class AudioReceiver: Sendable {
         self.init(opener: ALSAOpener.open, onEvent: onEvent)
     }
 
-    init(opener: @escaping PCMOpener, onEvent: @escaping @Sendable (AudioEvent) -> Void) {
+    init(opener: @escaping PCMOpener, clock: any AudioClock = MonotonicClock(),
+         onEvent: @escaping @Sendable (AudioEvent) -> Void) {
         self.opener = opener
         self.onEvent = onEvent
+        box = ConditionBox(State(), clock: clock)
     }
 
     /// Starts the capture thread; does nothing if it already runs.
@@ -72,8 +74,7 @@ public final class AudioReceiver: Sendable {
             } catch {
                 let delay = backoff.fail()
                 onEvent(.failed(error, retryIn: delay))
-                let until = Date(timeIntervalSinceNow: delay)
-                box.next { state in state.stopping || Date() >= until ? .proceed(()) : .sleep(until: until) }
+                sleep(until: box.clock.now() + delay)
             }
         }
     }
@@ -81,17 +82,19 @@ public final class AudioReceiver: Sendable {
     /// Reads and decodes until stopped (returns) or the device fails (throws).
     private func capture(from device: any PCMDevice, _ settings: Settings) throws(ALSAError) {
         var decoder = GGWaveDecoder(protocols: settings.protocols)
-        let began = Date()
+        let began = box.clock.now()
         var samplesRead = 0
         while !box.read({ $0.stopping }) {
             let samples = try device.read(Self.readSize)
             samplesRead += samples.count
             for reception in decoder.feedReceptions(samples) { onEvent(.received(reception)) }
-            let ahead = Double(samplesRead) / Double(GGWave.sampleRate) - Date().timeIntervalSince(began)
-            if ahead > Self.maxLead {
-                let until = Date(timeIntervalSinceNow: ahead - Self.maxLead)
-                box.next { state in state.stopping || Date() >= until ? .proceed(()) : .sleep(until: until) }
-            }
+            let ahead = Double(samplesRead) / Double(GGWave.sampleRate) - (box.clock.now() - began)
+            if ahead > Self.maxLead { sleep(until: box.clock.now() + ahead - Self.maxLead) }
         }
+    }
+
+    /// Until `deadline` on the box's clock, or until stopped.
+    private func sleep(until deadline: Double) {
+        box.next { state in state.stopping || box.clock.now() >= deadline ? .proceed(()) : .sleep(until: deadline) }
     }
 }

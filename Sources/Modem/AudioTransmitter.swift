@@ -24,13 +24,17 @@ public final class AudioTransmitter: Sendable {
         var payloads: [[UInt8]] = []
         var stopping = false
         var running = false
-        /// When the next beacon is due; nil = as soon as there are payloads.
-        var nextBeacon: Date?
+        /// When the next beacon is due (on `box.clock`); nil = as soon as there are payloads.
+        var nextBeacon: Double?
     }
 
-    private let box = ConditionBox(State())
+    typealias Renderer = @Sendable (_ payloads: [[UInt8]], _ proto: GGWaveProtocol, _ volume: Int)
+        throws(GGWaveEncoderError) -> [Float]
+
+    private let box: ConditionBox<State>
     private let onEvent: @Sendable (AudioEvent) -> Void
     private let opener: PCMOpener
+    private let render: Renderer
     /// Samples handed to ALSA per write, so that `stop` is noticed within ~40 ms.
     static let writeChunk = 2048
 
@@ -38,9 +42,15 @@ public final class AudioTransmitter: Sendable {
         self.init(opener: ALSAOpener.open, onEvent: onEvent)
     }
 
-    init(opener: @escaping PCMOpener, onEvent: @escaping @Sendable (AudioEvent) -> Void) {
+    init(opener: @escaping PCMOpener, clock: any AudioClock = MonotonicClock(),
+         render: @escaping Renderer = { p, proto, v throws(GGWaveEncoderError) in
+             try GGWaveBeacon.render(payloads: p, protocol: proto, volume: v)
+         },
+         onEvent: @escaping @Sendable (AudioEvent) -> Void) {
         self.opener = opener
         self.onEvent = onEvent
+        self.render = render
+        box = ConditionBox(State(), clock: clock)
     }
 
     /// Starts the thread (once; later calls only change the settings).
@@ -102,11 +112,26 @@ public final class AudioTransmitter: Sendable {
             let job: Job? = box.next { state in
                 if state.stopping { return .proceed(nil) }
                 guard let settings = state.settings, !state.payloads.isEmpty else { return .sleep(until: nil) }
-                if let due = state.nextBeacon, due > Date() { return .sleep(until: due) }
+                if let due = state.nextBeacon, due > box.clock.now() { return .sleep(until: due) }
                 return .proceed(Job(settings: settings, payloads: state.payloads))
             }
             guard let job else { return }
-            let started = Date()
+            let started = box.clock.now()
+            let interval = job.settings.interval
+            let period = Double(interval.components.seconds) + Double(interval.components.attoseconds) * 1e-18
+            if rendered == nil || rendered!.key != job.payloads || rendered!.settings != job.settings {
+                do throws(GGWaveEncoderError) {
+                    rendered = (job.payloads, job.settings,
+                                try render(job.payloads, job.settings.protocol, job.settings.volume))
+                } catch {
+                    // Nothing to play: say so (never a beacon "played" with no samples) and try
+                    // again a period later.
+                    rendered = nil
+                    onEvent(.beaconFailed(error))
+                    box.update { $0.nextBeacon = started + period }
+                    continue
+                }
+            }
             do throws(ALSAError) {
                 if device == nil || openName != job.settings.device {
                     device?.close()
@@ -115,11 +140,6 @@ public final class AudioTransmitter: Sendable {
                     openName = job.settings.device
                     backoff.reset()
                     onEvent(.ready(device: job.settings.device))
-                }
-                if rendered == nil || rendered!.key != job.payloads || rendered!.settings != job.settings {
-                    let samples = (try? GGWaveBeacon.render(payloads: job.payloads, protocol: job.settings.protocol,
-                                                             volume: job.settings.volume)) ?? []
-                    rendered = (job.payloads, job.settings, samples)
                 }
                 let samples = rendered!.samples
                 var offset = 0
@@ -132,15 +152,13 @@ public final class AudioTransmitter: Sendable {
                 try device!.drain()
                 onEvent(.beaconPlayed(payloads: job.payloads.count,
                                       seconds: Double(samples.count) / Double(GGWave.sampleRate)))
-                let interval = job.settings.interval
-                let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) * 1e-18
-                box.update { $0.nextBeacon = started.addingTimeInterval(seconds) }
+                box.update { $0.nextBeacon = started + period }
             } catch {
                 device?.close()
                 device = nil
                 let delay = backoff.fail()
                 onEvent(.failed(error, retryIn: delay))
-                box.update { $0.nextBeacon = Date(timeIntervalSinceNow: delay) }
+                box.update { $0.nextBeacon = box.clock.now() + delay }
             }
         }
     }

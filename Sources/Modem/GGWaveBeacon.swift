@@ -5,7 +5,7 @@ public enum GGWaveBeacon {
     /// ggwave's receiver (it averages 4 frames to find markers) a clean gap.
     public static let gapSamples = 16 * GGWave.samplesPerFrame
 
-    public static func render(payloads: [[UInt8]], protocol proto: GGWaveProtocol, volume: Int) throws
+    public static func render(payloads: [[UInt8]], protocol proto: GGWaveProtocol, volume: Int) throws(GGWaveEncoderError)
         -> [Float]
     {
         var out: [Float] = []

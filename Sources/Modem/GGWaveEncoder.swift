@@ -19,7 +19,7 @@ public enum GGWaveEncoderError: Error, Equatable, CustomStringConvertible {
 /// volume (48 kHz mono, float samples): start marker, chunks, end marker, each tone with ggwave's
 /// phase and its raised edges, every frame scaled by volume/100 divided by its number of tones.
 public enum GGWaveEncoder {
-    public static func encode(_ payload: [UInt8], protocol proto: GGWaveProtocol, volume: Int) throws
+    public static func encode(_ payload: [UInt8], protocol proto: GGWaveProtocol, volume: Int) throws(GGWaveEncoderError)
         -> [Float]
     {
         guard !payload.isEmpty else { throw GGWaveEncoderError.emptyPayload }

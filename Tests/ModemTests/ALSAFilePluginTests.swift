@@ -12,10 +12,10 @@ final class EventLog: Sendable {
 
     /// Waits until `predicate` holds for the events so far; false when `seconds` pass first.
     func wait(seconds: Double = 15, _ predicate: @escaping ([AudioEvent]) -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
+        let deadline = box.clock.now() + seconds
         return box.next { events in
             if predicate(events) { return .proceed(true) }
-            return Date() >= deadline ? .proceed(false) : .sleep(until: deadline)
+            return box.clock.now() >= deadline ? .proceed(false) : .sleep(until: deadline)
         }
     }
 }

@@ -144,6 +144,8 @@ extension MessageManager {
             logger.info("speaker open", metadata: ["device": "\(device)"])
         case (.failed(let error, let retry), .playback):
             logger.error("speaker: \(error); retrying in \(retry) s")
+        case (.beaconFailed(let error), _):
+            logger.error("speaker: audio beacon not played: \(error)")
         case (.beaconPlayed(let payloads, let seconds), _):
             logger.debug("audio beacon played", metadata: ["payloads": "\(payloads)", "seconds": "\(seconds)"])
         }

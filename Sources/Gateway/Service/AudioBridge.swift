@@ -41,8 +41,12 @@ final class AudioBridge: AudioInterface {
         }
     }
 
-    func stop() {
-        transmitter.stop()
-        control.sync { receiver.stop() }
+    /// Waits for both audio threads to end — on a thread of its own, never on Swift's cooperative
+    /// pool (two threads here): the capture thread may take a read to notice, the speaker a write.
+    func stop() async {
+        await OwnThread.run("audio-stop") { [transmitter, receiver, control] in
+            transmitter.stop()
+            control.sync { receiver.stop() }
+        }
     }
 }

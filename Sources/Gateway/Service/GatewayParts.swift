@@ -100,7 +100,7 @@ struct GatewayParts: Sendable {
     /// SIGTERM: off the air, state flushed, socket closed.
     func stop() async {
         await manager.shutdown()
-        audio.stop()
+        await audio.stop()
         await panel.shutdown()
         await broker.stop()
     }

@@ -1,0 +1,72 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Modem
+
+/// A playback device that keeps what it is given.
+final class RecordingDevice: PCMDevice, @unchecked Sendable {
+    private let written = Mutex([Float]())
+    var samples: [Float] { written.withLock { $0 } }
+    func write(_ samples: [Float]) throws(ALSAError) { written.withLock { $0 += samples } }
+    func drain() throws(ALSAError) {}
+    func read(_ count: Int) throws(ALSAError) -> [Float] { [Float](repeating: 0, count: count) }
+    func close() {}
+}
+
+/// A clock the test moves by hand: stands for the monotonic clock, so a test can let an hour pass.
+final class ManualClock: AudioClock, @unchecked Sendable {
+    private let seconds = Mutex(1000.0)
+    func now() -> Double { seconds.withLock { $0 } }
+    func advance(_ by: Double) { seconds.withLock { $0 += by } }
+}
+
+/// Issue 13: the audio threads' error reporting and pacing.
+@Suite(.timeLimit(.minutes(1))) struct AudioThreadTests {
+    @Test func renderFailureIsReportedAndNothingPlays() throws {
+        let log = EventLog()
+        let device = RecordingDevice()
+        let tx = AudioTransmitter(opener: { _, _ throws(ALSAError) in device },
+                                  render: { _, _, _ throws(GGWaveEncoderError) in throw .volumeOutOfRange(101) },
+                                  onEvent: log.record)
+        try tx.start(.init(device: "fake", interval: .seconds(3600), volume: 40, protocol: .ultrasoundFast))
+        try tx.setPayloads([[1, 2, 3]])
+        let reported = log.wait { $0.contains { if case .beaconFailed = $0 { true } else { false } } }
+        tx.stop()
+        #expect(reported, "events: \(log.events)")
+        #expect(log.events.contains(.beaconFailed(.volumeOutOfRange(101))))
+        #expect(!log.events.contains { if case .beaconPlayed = $0 { true } else { false } })
+        #expect(device.samples.isEmpty)
+    }
+
+    /// The beacon is paced by the monotonic clock alone: an hour on it is an hour, whatever the wall
+    /// clock does (with `Date()` pacing the second beacon would wait an hour of wall time).
+    @Test func beaconIsPacedByTheMonotonicClock() throws {
+        let log = EventLog()
+        let clock = ManualClock()
+        let device = RecordingDevice()
+        let tx = AudioTransmitter(opener: { _, _ throws(ALSAError) in device }, clock: clock, onEvent: log.record)
+        try tx.start(.init(device: "fake", interval: .seconds(3600), volume: 40, protocol: .ultrasoundFastest))
+        let payloads: [[UInt8]] = [[9, 8, 7]]
+        try tx.setPayloads(payloads)
+        func played(_ n: Int) -> Bool {
+            log.wait { $0.filter { if case .beaconPlayed = $0 { true } else { false } }.count >= n }
+        }
+        #expect(played(1), "events: \(log.events)")
+        clock.advance(3599)
+        try tx.setPayloads(payloads)   // wakes the thread, which re-reads the clock: not due yet
+        #expect(!log.wait(seconds: 0.3) { $0.filter { if case .beaconPlayed = $0 { true } else { false } }.count >= 2 })
+        clock.advance(1)
+        try tx.setPayloads(payloads)
+        #expect(played(2), "events: \(log.events)")
+        tx.stop()
+    }
+
+    /// ConditionBox's timed wait runs on CLOCK_MONOTONIC: it neither returns early nor oversleeps.
+    @Test func timedWaitFollowsTheMonotonicClock() {
+        let box = ConditionBox(0)
+        let start = box.clock.now()
+        let deadline = start + 0.2
+        let woke = box.next { _ in box.clock.now() >= deadline ? .proceed(box.clock.now()) : .sleep(until: deadline) }
+        #expect(woke - start >= 0.2 && woke - start < 5)
+    }
+}
