@@ -82,5 +82,34 @@ extension EndToEnd {
             try await gatewayA.stop()
             try await gatewayB.stop()
         }
+
+        /// Issue 15 §4: what the socket answers agrees with docs/socket-protocol.md.
+        @Test("PUB without consent is refused; SET of one value emits that value only; UNPUB of another connection's handle is not-found")
+        func socketAnswersAgreeWithTheDocs() async throws {
+            let folder = try TemporaryFolder("pubdocs")
+            var a = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("pubdocs"), folder: folder, name: "a")
+            a.permission = "undecided"
+            let gateway = try await a.start()
+            let owner = try SocketClient(path: a.socketPath)
+            let other = try SocketClient(path: a.socketPath)
+            _ = try await other.request("SUB $SYS/#")
+
+            let refused = try await owner.request("PUB docs/early eA== mediums=ble")
+            #expect(refused.hasPrefix("ERR not-permitted "), "PUB while undecided answered \(refused)")
+
+            let mark = other.received.count
+            #expect(try await owner.request("SET permission granted") == "OK")
+            _ = try await other.waitForLine(startingWith: "$SYS/permission ", after: mark)
+            #expect(try await other.request("PING") == "PONG")   // everything the SET caused has arrived
+            let emitted = other.received.dropFirst(mark).filter { $0.hasPrefix("$SYS/") }.map(\.topic)
+            #expect(!emitted.contains("$SYS/background") && !emitted.contains("$SYS/power"), "unchanged values emitted: \(emitted)")
+
+            let handle = try await owner.request("PUB docs/mine eA== mediums=ble")
+            #expect(handle.hasPrefix("OK p"), "\(handle)")
+            let stolen = try await other.request("UNPUB \(handle.dropFirst(3))")
+            #expect(stolen.hasPrefix("ERR not-found "), "another connection's UNPUB answered \(stolen)")
+            #expect(try await owner.request("UNPUB \(handle.dropFirst(3))") == "OK")
+            #expect(try await gateway.stop() == 0)
+        }
     }
 }

@@ -31,11 +31,12 @@ extension MessageManager {
             fill(&json)
             events.publish(BrokerEvent(topic: topic, json: json.string, retain: .set(topic)))
         }
-        value("$SYS/permission") { $0.add("permission", state.permission.rawValue) }
-        value("$SYS/background") { $0.add("background", state.backgroundMode) }
-        value("$SYS/power") { $0.add("power", state.power.rawValue) }
+        // At start everything; afterwards only what changed (a SET of one value is one event).
+        if previous?.permission != state.permission { value("$SYS/permission") { $0.add("permission", state.permission.rawValue) } }
+        if previous?.backgroundMode != state.backgroundMode { value("$SYS/background") { $0.add("background", state.backgroundMode) } }
+        if previous?.power != state.power { value("$SYS/power") { $0.add("power", state.power.rawValue) } }
         if state.permission == .undecided {
-            value("$SYS/permission/request") { _ in }
+            if previous?.permission != .undecided { value("$SYS/permission/request") { _ in } }
         } else if previous?.permission == .undecided {
             // Answered: forget the retained request (late subscribers no longer see it).
             events.publish(BrokerEvent(topic: "$SYS/permission/request", json: "{\"answered\":\"\(state.permission.rawValue)\"}",

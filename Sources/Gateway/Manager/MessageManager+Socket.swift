@@ -22,6 +22,10 @@ extension MessageManager {
     }
 
     private func publishFromSocket(_ request: PublishRequest, client: ClientInfo) async -> SocketReply {
+        // Nothing goes on the air without consent; accepting it silently would let a UI believe it did.
+        guard state.permission == .granted else {
+            return .error(.notPermitted, "permission is \(state.permission.rawValue); SET permission granted first")
+        }
         for medium in request.mediums {
             do {
                 _ = try settings.codec.frames(for: request.message, epoch: epoch, medium: medium)

@@ -186,7 +186,7 @@ actor MessageManager {
             await panel?.handle(.power(next.power))
         }
         if previous.backgroundMode != next.backgroundMode { logger.notice("background mode \(next.backgroundMode ? "on" : "off")") }
-        publishSystemState()
+        publishSystemState(previous: previous)
         await apply()
     }
 
