@@ -5,8 +5,10 @@ import Logging
 /// once and reconnects with exponential back-off until it is back.
 ///
 /// Advertising is a rotation: every `advertisingInterval` the next payload is announced by
-/// disable → set data → enable (btvirt sends one report per enable, so this is also how a single
-/// payload is re-announced). Scanning is passive without duplicate filtering.
+/// disable → set data → enable. A controller that advertises periodically (every real one) keeps
+/// repeating a single payload by itself, so then nothing is sent until the payloads change;
+/// BlueZ's emulator sends one report per enable and gets an enable every interval
+/// (`ReannouncePolicy`). Scanning is passive without duplicate filtering.
 public actor Radio {
     public nonisolated let events: AsyncStream<RadioEvent>
     nonisolated let sink: AsyncStream<RadioEvent>.Continuation
@@ -22,6 +24,8 @@ public actor Radio {
     var addressRotationRequested = false
     /// Wakes the link's loop when the above changes, so changes apply at once, not at the next tick.
     var wake: AsyncStream<Void>.Continuation?
+    /// Tells the link's ticker that the advertisements changed (it may need to tick, or stop).
+    var ticksChanged: AsyncStream<Void>.Continuation?
     /// What the connected controller has applied; `nil` while there is none.
     var link: LinkState?
 
@@ -75,6 +79,7 @@ public actor Radio {
         advertisements = accepted
         if rotatingAddress { addressRotationRequested = true }
         wake?.yield()
+        ticksChanged?.yield()
     }
 
     public func setScanning(_ enabled: Bool) {
@@ -151,6 +156,7 @@ public actor Radio {
         let wasUp = link != nil
         link = nil
         wake = nil
+        ticksChanged = nil
         return (wasUp, failure)
     }
 

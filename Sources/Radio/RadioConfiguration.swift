@@ -1,9 +1,23 @@
+/// How advertising reaches the air on a given controller.
+public enum ReannouncePolicy: String, Sendable, Equatable, CaseIterable {
+    /// Decide from Read Local Version Information: BlueZ's emulator (`btvirt`: manufacturer
+    /// 0x05F1, HCI version 9) sends one report per advertising enable, so it is re-announced every
+    /// interval; every other controller advertises periodically by itself.
+    case automatic = "auto"
+    /// Disable → set data → enable every interval, whatever the controller (what btvirt needs).
+    case everyInterval = "every-interval"
+    /// Commands only when the payloads change, or to rotate between several (real controllers).
+    case onChange = "on-change"
+}
+
 /// Timing of one radio. Defaults follow docs/product.md §12 (`interval_ms = 100`).
 public struct RadioConfiguration: Sendable, Equatable {
     /// Advertising interval, and the period of the advertising rotation: every interval the next
-    /// payload is announced (disable → set data → enable), so with N payloads each one comes
-    /// round every N × interval.
+    /// payload goes on the air, so with N payloads each one comes round every N × interval. A
+    /// single payload is left to the controller, which repeats it every interval by itself, unless
+    /// `reannounce` says the controller needs an enable per report.
     public var advertisingInterval: Duration
+    public var reannounce: ReannouncePolicy
     /// Scan duty cycle: the controller listens `scanWindow` out of every `scanInterval`.
     public var scanInterval: Duration
     public var scanWindow: Duration
@@ -19,9 +33,11 @@ public struct RadioConfiguration: Sendable, Equatable {
         scanWindow: Duration = .milliseconds(100),
         commandTimeout: Duration = .seconds(2),
         reconnectInitialDelay: Duration = .milliseconds(100),
-        reconnectMaximumDelay: Duration = .seconds(5)
+        reconnectMaximumDelay: Duration = .seconds(5),
+        reannounce: ReannouncePolicy = .automatic
     ) {
         self.advertisingInterval = advertisingInterval
+        self.reannounce = reannounce
         self.scanInterval = scanInterval
         self.scanWindow = scanWindow
         self.commandTimeout = commandTimeout

@@ -9,6 +9,10 @@ struct LinkState {
     var scanParametersSet = false
     var scanningEnabled = false
     var nextPayload = 0
+    /// Re-announce by an enable every interval (btvirt), or leave repeating to the controller.
+    var reannouncesEveryInterval: Bool
+    /// The payloads of the last step, to put a new one on the air first.
+    var lastPayloads: [[UInt8]] = []
     /// The last liveness probe on a shared kernel device (see `probeIfShared`).
     var lastProbe = ContinuousClock.now
 }
@@ -18,20 +22,36 @@ extension Radio {
     /// change and every advertising interval, until cancelled or a command fails.
     func serve(_ controller: HCIController) async throws {
         let info = try await initialize(controller)
-        link = LinkState(info: info)
+        let everyInterval = switch configuration.reannounce {
+        case .automatic: info.isBlueZEmulator
+        case .everyInterval: true
+        case .onChange: false
+        }
+        link = LinkState(info: info, reannouncesEveryInterval: everyInterval)
         logger.info(
             "controller up",
-            metadata: ["address": "\(info.publicAddress.map { "\($0)" } ?? "-")", "extended": "\(info.usesExtendedAdvertising)"])
+            metadata: ["address": "\(info.publicAddress.map { "\($0)" } ?? "-")", "extended": "\(info.usesExtendedAdvertising)",
+                       "manufacturer": "0x\(String(info.manufacturer, radix: 16))", "hci_version": "\(info.hciVersion)",
+                       "reannounce": everyInterval ? "every-interval" : "on-change"])
         sink.yield(.up(info))
         let (signals, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (changes, changed) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.wake = wake
+        self.ticksChanged = changed
         wake.yield()
-        let interval = configuration.advertisingInterval
+        let shared = !controller.ownsController
         try await withThrowingTaskGroup(of: Void.self) { group in
+            // Ticks only while something must happen on a clock: a rotation step, a re-announce,
+            // a liveness probe. A single payload on a periodic controller costs no wake-ups at all.
             group.addTask {
+                var changes = changes.makeAsyncIterator()
                 while true {
-                    try await Task.sleep(for: interval)
-                    wake.yield()
+                    if let period = await self.tickPeriod(shared: shared) {
+                        try await Task.sleep(for: period)
+                        wake.yield()
+                    } else if await changes.next() == nil {
+                        return
+                    }
                 }
             }
             for await _ in signals {
@@ -40,6 +60,15 @@ extension Radio {
             group.cancelAll()
         }
         throw CancellationError()
+    }
+
+    /// How often the link must step on its own, or nil when only changes need a step.
+    func tickPeriod(shared: Bool) -> Duration? {
+        guard let state = link else { return nil }
+        if advertisements.count > 1 || (state.reannouncesEveryInterval && !advertisements.isEmpty) {
+            return configuration.advertisingInterval
+        }
+        return shared ? Self.livenessProbeInterval : nil
     }
 
     private func initialize(_ controller: HCIController) async throws -> ControllerInfo {
@@ -124,8 +153,21 @@ extension Radio {
         let payloads = advertisements
         guard !payloads.isEmpty else {
             try await setAdvertisingEnabled(false, controller)
+            link?.lastPayloads = []
             return
         }
+        // A payload that just arrived goes on the air first, not when the rotation comes to it.
+        if payloads != state.lastPayloads {
+            link?.lastPayloads = payloads
+            if let fresh = payloads.firstIndex(where: { !state.lastPayloads.contains($0) }) { link?.nextPayload = fresh }
+        }
+        let index = (link?.nextPayload ?? 0) % payloads.count
+        let data = payloads[index]
+        // A periodic controller repeats what it has: nothing to send unless the data or the address changes.
+        if !state.reannouncesEveryInterval, state.advertisingEnabled, state.advertisingData == data, !addressRotationRequested {
+            return
+        }
+        link?.nextPayload = index + 1
         // Parameters, address and data may only change while advertising is off.
         try await setAdvertisingEnabled(false, controller)
         if state.extended {
@@ -135,9 +177,6 @@ extension Radio {
             try await ensureAddress(controller)
             try await ensureAdvertisingParameters(controller)
         }
-        let index = state.nextPayload % payloads.count
-        link?.nextPayload = index + 1
-        let data = payloads[index]
         if link?.advertisingData != data {
             try await controller.send(
                 state.extended

@@ -69,11 +69,16 @@ extension EndToEnd {
             #expect(statsA["publications_refused"] as? Int == 1)
             #expect(statsA["publications"] as? Int == 21)
 
+
             // The configured message is still on the air: no lost on B over more than lost_after_s.
             let before = watch.received.count
             for _ in 0..<3 { try await Task.sleep(for: .seconds(4)) }   // the window observed, not synchronisation
             #expect(!watch.received.dropFirst(before).contains { $0.hasPrefix("lost/limit/configured ") },
                     "the configured message was lost while socket publications filled the gateway")
+            // btvirt is recognised (a step every interval to rotate): HCI commands flow and are counted.
+            let later = try await stats(clients[2])
+            #expect((later["hci_commands"] as? Int ?? 0) > 0, "\(later)")
+            #expect((later["hci_commands_per_s"] as? Double ?? 0) > 1, "\(later)")
             // A freed place is taken again.
             clients[0].close()
             try await gatewayA.waitForLog("client gone: its publications end", timeout: .seconds(10))

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Radio
 
 /// Reads `gateway.toml` and its board file into a `GatewayConfig`, or reports every problem at once.
 public enum ConfigLoader {
@@ -128,7 +129,7 @@ enum Sections {
         var settings = GatewayConfig.RadioSettings(device: board?.radioDevice ?? "", exclusive: false, intervalMs: 100,
                                                    rotateS: 600, lostAfterS: 10, scanDuty: 100)
         guard let table = reader.table(root, "radio", prefix: "") else { return settings }
-        reader.checkKeys(table, prefix: "radio", allowed: ["device", "exclusive", "interval_ms", "rotate_s", "lost_after_s", "scan_duty"])
+        reader.checkKeys(table, prefix: "radio", allowed: ["device", "exclusive", "interval_ms", "rotate_s", "lost_after_s", "scan_duty", "reannounce"])
         if let (device, line) = reader.string(table, "device", prefix: "radio") {
             if let problem = RadioDeviceName.problem(device) { reader.problem(line, "radio.device", problem) } else { settings.device = device }
         }
@@ -138,6 +139,7 @@ enum Sections {
         settings.rotateS = reader.integer(table, "rotate_s", prefix: "radio", range: 1...604_800, unit: " s")?.value ?? settings.rotateS
         settings.lostAfterS = reader.integer(table, "lost_after_s", prefix: "radio", range: 1...86_400, unit: " s")?.value ?? settings.lostAfterS
         settings.scanDuty = reader.integer(table, "scan_duty", prefix: "radio", range: 1...100, unit: " %")?.value ?? settings.scanDuty
+        settings.reannounce = reader.choice(table, "reannounce", prefix: "radio", ReannouncePolicy.self)?.value ?? settings.reannounce
         return settings
     }
 

@@ -1,4 +1,5 @@
 import Logging
+import Radio
 
 /// Everything in `gateway.toml` (docs/product.md §12), typed, with defaults applied and board defaults
 /// resolved. Built only by `ConfigLoader`, which refuses a file with any problem.
@@ -29,6 +30,8 @@ public struct GatewayConfig: Sendable, Equatable {
         public var lostAfterS: Int
         /// Percent of the time the controller listens while scanning (scan window / scan interval).
         public var scanDuty: Int
+        /// How a payload is kept on the air (`radio.reannounce`): from the controller's identity by default.
+        public var reannounce: ReannouncePolicy = .automatic
 
         public var interval: Duration { .milliseconds(intervalMs) }
         public var lostAfter: Duration { .seconds(lostAfterS) }

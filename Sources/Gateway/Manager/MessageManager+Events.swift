@@ -56,6 +56,10 @@ extension MessageManager {
         dropped.add("evicted", counters.evicted)
         json.add("frames_dropped", rawJSON: dropped.string)
         json.add("messages_decoded", counters.messages)
+        if let radio = air?.statistics {
+            json.add("hci_commands", radio.commandsSent)
+            json.add("hci_commands_per_s", rawJSON: String(format: "%.1f", radio.commandsPerSecond))
+        }
         json.add("clients", clients)
         json.add("found", foundCount)
         json.add("found_evicted", inbound.foundEvicted)

@@ -45,7 +45,7 @@ actor MessageManager {
     private var stateWriting = false
     private var stateWriters: [CheckedContinuation<Void, Never>] = []
 
-    private let air: (any AirInterface)?
+    let air: (any AirInterface)?
     private let audio: (any AudioInterface)?
     let events: any EventSink
     let panel: (any PanelInterface)?

@@ -1,3 +1,5 @@
+import Radio
+
 /// The hardware and the outside world as the message manager sees them: one protocol per seam, so the
 /// manager's logic is unit-tested with fakes while the end-to-end tests use the real parts.
 
@@ -7,6 +9,8 @@ protocol AirInterface: Sendable {
     /// new ids never leave from the old address, nor old ids from the new one).
     func setAdvertisements(_ payloads: [[UInt8]], rotatingAddress: Bool) async
     func setScanning(_ enabled: Bool) async
+    /// The controller's counters (HCI commands sent and their rate among them).
+    var statistics: RadioStatistics { get }
 }
 
 /// The speaker and microphone (implemented over `AudioTransmitter` / `AudioReceiver`).

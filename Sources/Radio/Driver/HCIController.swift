@@ -73,6 +73,7 @@ actor HCIController {
             nextID += 1
             do {
                 try transport.send(command.packet)
+                recorder.commandSent()
             } catch {
                 credits += 1
                 continuation.resume(throwing: error)

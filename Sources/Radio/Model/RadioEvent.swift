@@ -21,6 +21,10 @@ public struct ControllerInfo: Sendable, Equatable {
     public var publicAddress: BDAddress?
     /// True when the LE features announce extended advertising and we use those commands.
     public var usesExtendedAdvertising: Bool
+
+    /// BlueZ's emulated controller (btvirt), measured: manufacturer 0x05F1 (The Linux Foundation),
+    /// HCI version 9. It sends one advertising report per enable instead of one per interval.
+    public var isBlueZEmulator: Bool { manufacturer == 0x05F1 && hciVersion == 9 }
 }
 
 /// Counters of input the radio dropped instead of trusting it.
@@ -39,6 +43,10 @@ public struct RadioStatistics: Sendable, Equatable {
     public var refusedAdvertisements = 0
     /// Packets or sightings dropped because a consumer fell behind.
     public var overflowed = 0
+    /// HCI commands sent to the controller since the radio started.
+    public var commandsSent = 0
+    /// HCI commands a second over the last 10 s (what a real controller's UART sees).
+    public var commandsPerSecond = 0.0
 
     public init() {}
 }
