@@ -3,6 +3,10 @@ import Logging
 
 /// Reads `gateway.toml` and its board file into a `GatewayConfig`, or reports every problem at once.
 public enum ConfigLoader {
+    /// The api_key of the packaged /etc/nearby-gateway/gateway.toml (packaging/gateway.toml): a box
+    /// must not start on it, or every fresh install would share one key.
+    public static let placeholderAPIKey = "REPLACE-WITH-YOUR-API-KEY"
+
     public static func load(path: String) throws(ConfigError) -> (GatewayConfig, Board) {
         try load(path: path, boards: .standard())
     }
@@ -33,6 +37,8 @@ public enum ConfigLoader {
             reader.problem(nil, "api_key", "missing (required: every gateway that should see the others uses the same api_key)")
         } else if let apiKey, apiKey.value.isEmpty {
             reader.problem(apiKey.line, "api_key", "must not be empty")
+        } else if let apiKey, apiKey.value == placeholderAPIKey {
+            reader.problem(apiKey.line, "api_key", "is still the installed placeholder: set api_key to the key shared by every gateway that should see the others")
         }
         let logLevel = reader.choice(root, "log_level", prefix: "", LogLevelName.self)?.value.level ?? .info
 
