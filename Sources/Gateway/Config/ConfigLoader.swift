@@ -4,6 +4,10 @@ import Radio
 
 /// Reads `gateway.toml` and its board file into a `GatewayConfig`, or reports every problem at once.
 public enum ConfigLoader {
+    /// The api_key of the packaged /etc/nearby-gateway/gateway.toml (packaging/gateway.toml): a box
+    /// must not start on it, or every fresh install would share one key.
+    public static let placeholderAPIKey = "REPLACE-WITH-YOUR-API-KEY"
+
     public static func load(path: String) throws(ConfigError) -> (GatewayConfig, Board) {
         try load(path: path, boards: .standard())
     }
@@ -95,7 +99,7 @@ public enum ConfigLoader {
 /// examples would put a gateway on an air anyone can forge.
 enum APIKeyRule {
     /// The keys our examples and package ship with, to be replaced before the first start.
-    static let placeholders: Set<String> = ["CHANGE-ME", "AIzaSy-example-key"]
+    static let placeholders: Set<String> = ["CHANGE-ME", "AIzaSy-example-key", ConfigLoader.placeholderAPIKey]
 
     static func problem(_ key: String) -> String? {
         if key.isEmpty { return "must not be empty" }
