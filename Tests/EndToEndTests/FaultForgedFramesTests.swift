@@ -25,7 +25,7 @@ extension EndToEnd {
             let message = Message(namespace: "vault", type: "code", content: Array("1234".utf8))
             let replayed = try codec.bleAdverts(for: message, epoch: epoch - 3)
             let otherKey = try FrameCodec(apiKey: key + "-other", rotateSeconds: b.rotateSeconds).bleAdverts(for: message, epoch: epoch)
-            // AD: length, 0xFF, company id (2), kind, sequence, then the 6-byte tag (the message id).
+            // AD: length, 0xFF, company id (2), kind, sequence, then the 4-byte message id and the 2-byte chunk tag.
             let forged = try codec.bleAdverts(for: message, epoch: epoch).map { advert in
                 var copy = advert
                 copy[6] ^= 0x01

@@ -1,8 +1,11 @@
 import Crypto
 import Foundation
 
-/// The key of one rotation epoch: K_e = HKDF-SHA256(IKM = api_key, salt = "nearby-gateway/v1",
-/// info = "epoch-key" || u32be(e), L = 32). Deriving it costs a few HMAC blocks, so holders cache it.
+/// The key of one rotation epoch: K_e = HKDF-SHA256(IKM = api_key, salt = "nearby-gateway/v2",
+/// info = "epoch-key" || u32be(e), L = 32), and the four uses of it, each HMAC-SHA256(K_e, …) with its
+/// own first bytes so no output of one use is ever an output of another (`docs/protocol.md`):
+/// message id (0x45 0x01), keystream (0x45 0x02), chunk tag (0x45 0x03), subscriber beacon (0x53).
+/// Deriving it costs a few HMAC blocks, so holders cache it.
 struct EpochKey: Sendable {
     let epoch: UInt32
     /// HMAC keyed once; copies continue from the keyed state instead of re-hashing the pads.
@@ -24,12 +27,49 @@ struct EpochKey: Sendable {
         keyed = KeyedMAC(mac: HMAC<SHA256>(key: key))
     }
 
-    /// HMAC-SHA256(K_e, kind || body) truncated to 48 bits, big-endian in a UInt64.
-    func messageTag(body: UnsafeRawBufferPointer) -> UInt64 {
+    /// The message id, a synthetic nonce: HMAC(K_e, 0x45 0x01 || body), first 4 bytes. It depends on the
+    /// whole plaintext, so it repeats under one key only for the same body (whose ciphertext is then the
+    /// same bytes) or by a 32-bit collision; the receiver recomputes it to authenticate the whole body.
+    func messageID(body: UnsafeRawBufferPointer) -> UInt32 {
         var mac = keyed.mac
-        withUnsafeBytes(of: FrameFormat.messageKind) { mac.update(data: $0) }
+        mac.update(data: FrameFormat.idDomain)
         mac.update(data: body)
-        return Self.prefix(mac.finalize(), bytes: FrameFormat.tagBytes)
+        return UInt32(truncatingIfNeeded: Self.prefix(mac.finalize(), bytes: FrameFormat.idBytes))
+    }
+
+    /// XORs `bytes`, which sit at `offset` in the body of message `id`, with the keystream
+    /// HMAC(K_e, 0x45 0x02 || id || u16be(j)) for j = 0, 1, … (32 bytes each): encrypts and decrypts.
+    func applyKeystream(_ bytes: UnsafeMutableBufferPointer<UInt8>, id: UInt32, offset: Int) {
+        guard !bytes.isEmpty else { return }
+        var block = offset / 32
+        var done = 0
+        while done < bytes.count {
+            var mac = keyed.mac
+            mac.update(data: FrameFormat.keystreamDomain)
+            withUnsafeBytes(of: id.bigEndian) { mac.update(data: $0) }
+            withUnsafeBytes(of: UInt16(truncatingIfNeeded: block).bigEndian) { mac.update(data: $0) }
+            let stream = mac.finalize()
+            stream.withUnsafeBytes { stream in
+                var k = (offset + done) - block * 32
+                while k < 32, done < bytes.count {
+                    bytes[done] ^= stream[k]
+                    k += 1
+                    done += 1
+                }
+            }
+            block += 1
+        }
+    }
+
+    /// The tag of one chunk: HMAC(K_e, 0x45 0x03 || sequence || id || ciphertext), first 2 bytes. Checked
+    /// before a chunk is stored, so bytes from someone without the key never take a partial-message slot.
+    func chunkTag(sequence: UInt8, id: UInt32, ciphertext: UnsafeRawBufferPointer) -> UInt16 {
+        var mac = keyed.mac
+        mac.update(data: FrameFormat.chunkTagDomain)
+        withUnsafeBytes(of: sequence) { mac.update(data: $0) }
+        withUnsafeBytes(of: id.bigEndian) { mac.update(data: $0) }
+        mac.update(data: ciphertext)
+        return UInt16(truncatingIfNeeded: Self.prefix(mac.finalize(), bytes: FrameFormat.chunkTagBytes))
     }
 
     /// HMAC-SHA256(K_e, 0x53 || nsLen || ns || typeLen || type) truncated to 64 bits.
@@ -53,11 +93,15 @@ struct EpochKey: Sendable {
 }
 
 /// The keys of the epochs a receiver accepts: current first (the common case), then previous and next
-/// (a sender whose clock is a little off, or a frame sent just before/after the rotation).
+/// (a sender whose clock is a little off, or a frame sent just before/after the rotation). The owner
+/// narrows that to the current epoch alone away from a rotation (`accept(previous:next:)`), which
+/// shortens how long a recorded frame can be replayed.
 struct EpochKeyRing: Sendable {
     private(set) var current: EpochKey
     private(set) var previous: EpochKey?
     private(set) var next: EpochKey
+    private(set) var acceptsPrevious = true
+    private(set) var acceptsNext = true
 
     init(apiKey: [UInt8], epoch: UInt32) {
         current = EpochKey(apiKey: apiKey, epoch: epoch)
@@ -76,17 +120,30 @@ struct EpochKeyRing: Sendable {
         previous = newPrevious
         current = newCurrent
         next = newNext
+        // Both neighbours until the owner's clock narrows it again.
+        acceptsPrevious = true
+        acceptsNext = true
     }
 
-    /// The epoch whose key produced `tag` for `body`, or nil.
-    func verify(tag: UInt64, body: UnsafeRawBufferPointer) -> UInt32? {
-        if current.messageTag(body: body) == tag { return current.epoch }
-        if let previous, previous.messageTag(body: body) == tag { return previous.epoch }
-        if next.messageTag(body: body) == tag { return next.epoch }
+    mutating func accept(previous: Bool, next: Bool) {
+        acceptsPrevious = previous
+        acceptsNext = next
+    }
+
+    /// The accepted key under which `tag` is the tag of this chunk, or nil.
+    func key(sequence: UInt8, id: UInt32, ciphertext: UnsafeRawBufferPointer, tag: UInt16) -> EpochKey? {
+        if current.chunkTag(sequence: sequence, id: id, ciphertext: ciphertext) == tag { return current }
+        if acceptsPrevious, let previous, previous.chunkTag(sequence: sequence, id: id, ciphertext: ciphertext) == tag { return previous }
+        if acceptsNext, next.chunkTag(sequence: sequence, id: id, ciphertext: ciphertext) == tag { return next }
         return nil
     }
 
-    func accepts(epoch: UInt32) -> Bool {
-        epoch == current.epoch || epoch == next.epoch || epoch == previous?.epoch
+    func key(for epoch: UInt32) -> EpochKey? {
+        if epoch == current.epoch { return current }
+        if acceptsPrevious, let previous, epoch == previous.epoch { return previous }
+        if acceptsNext, epoch == next.epoch { return next }
+        return nil
     }
+
+    func accepts(epoch: UInt32) -> Bool { key(for: epoch) != nil }
 }

@@ -43,25 +43,32 @@ public struct FrameCodec: Sendable {
         try frames(for: message, epoch: epoch, medium: .audio)
     }
 
-    /// The frame chunks of `message` on `medium`, without the BLE AD header.
+    /// The frame chunks of `message` on `medium`, without the BLE AD header: the body encrypted under
+    /// its message id, cut into chunks, each with its own tag.
     public func frames(for message: Message, epoch: UInt32, medium: Medium) throws(FrameError) -> [[UInt8]] {
-        let body = try Self.body(of: message, medium: medium)
-        let tag = body.withUnsafeBytes { EpochKey(apiKey: apiKeyMaterial, epoch: epoch).messageTag(body: $0) }
+        var body = try Self.body(of: message, medium: medium)
+        let key = EpochKey(apiKey: apiKeyMaterial, epoch: epoch)
+        let id = body.withUnsafeBytes { key.messageID(body: $0) }
+        body.withUnsafeMutableBufferPointer { key.applyKeystream($0, id: id, offset: 0) }
         let capacity = medium.chunkCapacity
         let count = (body.count + capacity - 1) / capacity
         return (0..<count).map { index in
-            var frame: [UInt8] = [FrameFormat.messageKind, UInt8(index << 4 | (count - 1))]
-            for shift in stride(from: 40, through: 0, by: -8) { frame.append(UInt8(truncatingIfNeeded: tag >> UInt64(shift))) }
-            frame.append(contentsOf: body[(index * capacity)..<min(body.count, (index + 1) * capacity)])
+            let sequence = UInt8(index << 4 | (count - 1))
+            let ciphertext = body[(index * capacity)..<min(body.count, (index + 1) * capacity)]
+            let tag = ciphertext.withUnsafeBytes { key.chunkTag(sequence: sequence, id: id, ciphertext: $0) }
+            var frame: [UInt8] = [FrameFormat.messageKind, sequence]
+            for shift in stride(from: 24, through: 0, by: -8) { frame.append(UInt8(truncatingIfNeeded: id >> UInt32(shift))) }
+            frame.append(contentsOf: [UInt8(truncatingIfNeeded: tag >> 8), UInt8(truncatingIfNeeded: tag)])
+            frame.append(contentsOf: ciphertext)
             return frame
         }
     }
 
-    /// The 6-byte message id `message` has in `epoch` (it is the authentication tag, so it changes
-    /// with every epoch and is the same on both mediums).
-    public func messageID(for message: Message, epoch: UInt32) throws(FrameError) -> UInt64 {
+    /// The 4-byte message id `message` has in `epoch` (a keyed hash of the body, so it changes with
+    /// every epoch and is the same on both mediums).
+    public func messageID(for message: Message, epoch: UInt32) throws(FrameError) -> UInt32 {
         let body = try Self.body(of: message, medium: .audio)
-        return body.withUnsafeBytes { EpochKey(apiKey: apiKeyMaterial, epoch: epoch).messageTag(body: $0) }
+        return body.withUnsafeBytes { EpochKey(apiKey: apiKeyMaterial, epoch: epoch).messageID(body: $0) }
     }
 
     /// The AD payload of a broadcast subscription's beacon: company id 0xFFFF, "S", 8-byte keyed hash of

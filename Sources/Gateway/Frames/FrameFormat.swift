@@ -1,4 +1,4 @@
-/// The wire constants of the Nearby Gateway frame format, version 1 (`docs/protocol.md`).
+/// The wire constants of the Nearby Gateway frame format, version 2 (`docs/protocol.md`).
 ///
 /// One frame format serves both mediums: a BLE advert carries it as manufacturer-specific data behind the
 /// company id 0xFFFF; an audio beacon carries the same frame bytes as one ggwave payload.
@@ -8,15 +8,17 @@ public enum FrameFormat {
     /// 0xFFFF is the Bluetooth SIG's "reserved for internal use/testing" company id; it is not assigned to
     /// anyone, and the kind byte that follows tells our frames apart from other users of it.
     public static let companyID: (UInt8, UInt8) = (0xFF, 0xFF)
-    /// First byte of a message chunk ("N").
-    public static let messageKind: UInt8 = 0x4E
+    /// First byte of a message chunk ("E", encrypted; version 1's plaintext chunks were "N").
+    public static let messageKind: UInt8 = 0x45
     /// First byte of a subscriber beacon ("S").
     public static let subscriberBeaconKind: UInt8 = 0x53
 
-    /// kind (1) + sequence (1) + message id (6).
+    /// kind (1) + sequence (1) + message id (4) + chunk tag (2): as many bytes as version 1's header.
     public static let chunkHeaderBytes = 8
-    /// The message id is the truncated authentication tag: 48 bits.
-    public static let tagBytes = 6
+    /// The message id: a keyed hash of the whole plaintext body, 32 bits (the nonce of its keystream).
+    public static let idBytes = 4
+    /// The tag of each chunk: 16 bits, checked before a chunk is stored.
+    public static let chunkTagBytes = 2
     /// kind (1) + beacon id (8).
     public static let subscriberBeaconBytes = 9
     public static let subscriberBeaconIDBytes = 8
@@ -31,8 +33,12 @@ public enum FrameFormat {
     public static let bodyHeaderBytes = 2
 
     /// HKDF salt and info prefix of the per-epoch key: changing either is a new protocol version.
-    static let hkdfSalt = Array("nearby-gateway/v1".utf8)
+    static let hkdfSalt = Array("nearby-gateway/v2".utf8)
     static let hkdfInfoPrefix = Array("epoch-key".utf8)
+    /// First bytes of the HMAC input of each use of the epoch key (the subscriber beacon's is its kind).
+    static let idDomain: [UInt8] = [0x45, 0x01]
+    static let keystreamDomain: [UInt8] = [0x45, 0x02]
+    static let chunkTagDomain: [UInt8] = [0x45, 0x03]
 }
 
 extension Medium {
@@ -108,8 +114,8 @@ public enum DropReason: String, Sendable, Hashable, CaseIterable {
     case malformedBody = "malformed-body"
     /// The same chunk index arrived with different bytes, or a different chunk count, under one id.
     case conflictingChunk = "conflicting-chunk"
-    /// The tag matches none of the keys of the previous, current and next epoch: wrong api_key, a
-    /// forgery, corruption, or a replay from an older epoch.
+    /// A chunk tag, or the message id of a whole body, matches none of the accepted epochs' keys: wrong
+    /// api_key, a forgery, corruption, or a replay from an epoch no longer accepted.
     case authenticationFailed = "authentication-failed"
 }
 

@@ -16,6 +16,8 @@ struct PartialTable: Sendable {
         /// Length of the last chunk, known once it arrived (0 before).
         var lastLength: UInt8 = 0
         var medium: Medium = .ble
+        /// The epoch whose key authenticated the chunks held: all of them must be under the same.
+        var epoch: UInt32 = 0
     }
 
     static let slotBytes = Medium.allCases.map(\.maxBodyBytes).max() ?? 0
@@ -41,7 +43,7 @@ struct PartialTable: Sendable {
 
     /// A fresh slot for `key`; when all are taken, the one started longest ago is evicted (returned so
     /// the caller can count it as timed out or evicted).
-    mutating func allocate(_ key: Key, medium: Medium, lastIndex: UInt8, now: ContinuousClock.Instant) -> (slot: Int, evicted: Slot?) {
+    mutating func allocate(_ key: Key, medium: Medium, lastIndex: UInt8, epoch: UInt32, now: ContinuousClock.Instant) -> (slot: Int, evicted: Slot?) {
         var evicted: Slot?
         if free.isEmpty {
             var oldest = 0
@@ -50,7 +52,7 @@ struct PartialTable: Sendable {
             release(oldest)
         }
         let n = free.removeLast()
-        slots[n] = Slot(key: key, started: now, received: 0, lastIndex: lastIndex, lastLength: 0, medium: medium)
+        slots[n] = Slot(key: key, started: now, received: 0, lastIndex: lastIndex, lastLength: 0, medium: medium, epoch: epoch)
         index[key] = n
         return (n, evicted)
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Turns received frames back into authenticated messages (`docs/protocol.md`).
 ///
 /// A value type with one owner (the message manager). Memory is fixed at `init`: partial messages
@@ -55,6 +57,24 @@ public struct Reassembler: Sendable {
     public mutating func setEpoch(_ epoch: UInt32) {
         guard epoch != keys.current.epoch else { return }
         keys.advance(to: epoch, apiKey: codec.apiKeyMaterial)
+        let ring = keys
+        verified.removeAll(keepingEpochs: { ring.accepts(epoch: $0) })
+    }
+
+    /// How far from a rotation a neighbour epoch's frames are still accepted: min(30 s, rotate_s / 4).
+    public var skew: Double { min(30, Double(codec.rotateSeconds) / 4) }
+
+    /// Narrows the accepted epochs to what the wall clock allows (`docs/protocol.md`, "Epochs accepted"):
+    /// the previous epoch only in the first `skew` seconds of the current one, the next only in its last
+    /// `skew` seconds. A `date` outside the current epoch (the owner has not rotated yet, or a clock
+    /// step) accepts both neighbours, as before. Costs a few comparisons; call it with every sighting.
+    public mutating func follow(clock date: Date) {
+        let into = date.timeIntervalSince(codec.start(of: keys.current.epoch))
+        let length = Double(codec.rotateSeconds)
+        let inside = into >= 0 && into < length
+        let previous = !inside || into < skew, next = !inside || length - into <= skew
+        guard previous != keys.acceptsPrevious || next != keys.acceptsNext else { return }
+        keys.accept(previous: previous, next: next)
         let ring = keys
         verified.removeAll(keepingEpochs: { ring.accepts(epoch: $0) })
     }
@@ -134,32 +154,50 @@ public struct Reassembler: Sendable {
     private mutating func chunk(_ frame: UnsafeBufferPointer<UInt8>, source: SourceID, now: ContinuousClock.Instant) -> FrameOutcome {
         let medium = source.medium
         guard frame.count > FrameFormat.chunkHeaderBytes else { return .dropped(.truncated) }
-        let index = Int(frame[1] >> 4), last = Int(frame[1] & 0x0F)
+        let sequence = frame[1]
+        let index = Int(sequence >> 4), last = Int(sequence & 0x0F)
         guard index <= last else { return .dropped(.malformedChunk) }
         guard last < medium.maxChunks else { return .dropped(.tooManyChunks) }
         let data = UnsafeBufferPointer(rebasing: frame[FrameFormat.chunkHeaderBytes...])
         guard data.count <= medium.chunkCapacity else { return .dropped(.chunkTooLong) }
         guard index == last || data.count == medium.chunkCapacity else { return .dropped(.truncated) }
-        var id: UInt64 = 0
-        for i in 2..<FrameFormat.chunkHeaderBytes { id = id << 8 | UInt64(frame[i]) }
+        var id: UInt32 = 0
+        for i in 2..<(2 + FrameFormat.idBytes) { id = id << 8 | UInt32(frame[i]) }
+        let tag = UInt16(frame[2 + FrameFormat.idBytes]) << 8 | UInt16(frame[3 + FrameFormat.idBytes])
 
-        if let message = verified.lookup(id: id, chunk: index, lastIndex: last, data: data, medium: medium, now: now) {
+        if let message = verified.lookup(id: id, chunk: index, lastIndex: last, data: data, tag: tag, medium: medium, now: now) {
             return .message(message)
         }
+        // Every chunk is authenticated on its own before anything is stored: without the key, nothing
+        // reaches the partial-message slots (docs/protocol.md, "Reassembly").
+        guard let key = keys.key(sequence: sequence, id: id, ciphertext: UnsafeRawBufferPointer(data), tag: tag) else {
+            return .dropped(.authenticationFailed)
+        }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: data.count) { plain in
+            _ = plain.initialize(fromContentsOf: data)
+            key.applyKeystream(plain, id: id, offset: index * medium.chunkCapacity)
+            return store(UnsafeBufferPointer(plain), index: index, last: last, id: id, key: key, source: source, now: now)
+        }
+    }
+
+    /// Stores an authenticated, decrypted chunk; completes the message when it was the missing one.
+    private mutating func store(_ data: UnsafeBufferPointer<UInt8>, index: Int, last: Int, id: UInt32, key: EpochKey,
+                                source: SourceID, now: ContinuousClock.Instant) -> FrameOutcome {
+        let medium = source.medium
         if index == 0, let problem = Self.checkDeclaredLengths(data, chunks: last + 1, medium: medium) {
             return .dropped(problem)
         }
-        if last == 0 { return complete(body: data, id: id, now: now) }
+        if last == 0 { return finish(Self.authenticate(body: data, id: id, key: key), id: id, key: key, medium: medium, now: now) }
 
-        let key = PartialTable.Key(source: source, id: id)
+        let partialKey = PartialTable.Key(source: source, id: UInt64(id))
         var slot: Int
-        if let existing = partials.slot(for: key) {
+        if let existing = partials.slot(for: partialKey) {
             slot = existing
             if let started = partials.slots[slot].started, now - started >= limits.timeout {
                 partials.release(slot)
                 counters.timedOut += 1
-                slot = allocate(key, medium: medium, last: last, now: now)
-            } else if Int(partials.slots[slot].lastIndex) != last {
+                slot = allocate(partialKey, medium: medium, last: last, epoch: key.epoch, now: now)
+            } else if Int(partials.slots[slot].lastIndex) != last || partials.slots[slot].epoch != key.epoch {
                 partials.release(slot)
                 return .dropped(.conflictingChunk)
             } else if partials.slots[slot].received & (1 << UInt16(index)) != 0 {
@@ -168,39 +206,45 @@ public struct Reassembler: Sendable {
                 return .dropped(.conflictingChunk)
             }
         } else {
-            slot = allocate(key, medium: medium, last: last, now: now)
+            slot = allocate(partialKey, medium: medium, last: last, epoch: key.epoch, now: now)
         }
         partials.store(data, chunk: index, slot: slot)
         guard partials.isComplete(slot) else { return .incomplete }
-        let outcome = partials.withBody(slot: slot) { [keys] body in Self.authenticate(body: body, id: id, keys: keys) }
+        let outcome = partials.withBody(slot: slot) { body in Self.authenticate(body: body, id: id, key: key) }
         partials.release(slot)
-        return finish(outcome, id: id, now: now)
+        return finish(outcome, id: id, key: key, medium: medium, now: now)
     }
 
-    private mutating func allocate(_ key: PartialTable.Key, medium: Medium, last: Int, now: ContinuousClock.Instant) -> Int {
-        let (slot, evicted) = partials.allocate(key, medium: medium, lastIndex: UInt8(last), now: now)
+    private mutating func allocate(_ key: PartialTable.Key, medium: Medium, last: Int, epoch: UInt32, now: ContinuousClock.Instant) -> Int {
+        let (slot, evicted) = partials.allocate(key, medium: medium, lastIndex: UInt8(last), epoch: epoch, now: now)
         if let evicted, let started = evicted.started {
             if now - started >= limits.timeout { counters.timedOut += 1 } else { counters.evicted += 1 }
         }
         return slot
     }
 
-    private mutating func complete(body: UnsafeBufferPointer<UInt8>, id: UInt64, now: ContinuousClock.Instant) -> FrameOutcome {
-        finish(Self.authenticate(body: body, id: id, keys: keys), id: id, now: now)
-    }
-
-    private mutating func finish(_ result: Authentication, id: UInt64, now: ContinuousClock.Instant) -> FrameOutcome {
+    /// Remembers an authenticated message with its frames' bytes (ciphertext and chunk tags), so that
+    /// its later chunks are sightings without decryption or HMAC.
+    private mutating func finish(_ result: Authentication, id: UInt32, key: EpochKey, medium: Medium, now: ContinuousClock.Instant) -> FrameOutcome {
         switch result {
         case .failed(let reason):
             return .dropped(reason)
-        case .verified(let message, let body, let epoch):
-            verified.insert(id: id, VerifiedCache.Entry(body: body, message: message, epoch: epoch, lastUsed: now))
+        case .verified(let message, var body):
+            body.withUnsafeMutableBufferPointer { key.applyKeystream($0, id: id, offset: 0) }
+            let capacity = medium.chunkCapacity, count = (body.count + capacity - 1) / capacity
+            let tags = (0..<count).map { index in
+                body[(index * capacity)..<min(body.count, (index + 1) * capacity)].withUnsafeBytes {
+                    key.chunkTag(sequence: UInt8(index << 4 | (count - 1)), id: id, ciphertext: $0)
+                }
+            }
+            verified.insert(id: id, VerifiedCache.Entry(ciphertext: body, tags: tags, medium: medium, message: message,
+                                                        epoch: key.epoch, lastUsed: now))
             return .message(message)
         }
     }
 
     private enum Authentication {
-        case verified(Message, [UInt8], UInt32)
+        case verified(Message, [UInt8])
         case failed(DropReason)
     }
 
@@ -214,18 +258,19 @@ public struct Reassembler: Sendable {
         return nil
     }
 
-    /// Parses the body and checks its tag against the accepted epochs' keys.
-    private static func authenticate(body: UnsafeBufferPointer<UInt8>, id: UInt64, keys: EpochKeyRing) -> Authentication {
+    /// Parses the decrypted body and checks that it hashes to its message id under the key that
+    /// authenticated its chunks: that binds the chunks together and authenticates the whole body.
+    private static func authenticate(body: UnsafeBufferPointer<UInt8>, id: UInt32, key: EpochKey) -> Authentication {
         guard body.count >= FrameFormat.bodyHeaderBytes else { return .failed(.malformedBody) }
         let ns = Int(body[0]), type = Int(body[1])
         guard ns <= Message.maxNamespaceBytes, type <= Message.maxTypeBytes else { return .failed(.declaredLengthTooLarge) }
         let contentStart = FrameFormat.bodyHeaderBytes + ns + type
         guard contentStart <= body.count else { return .failed(.malformedBody) }
-        guard let epoch = keys.verify(tag: id, body: UnsafeRawBufferPointer(body)) else { return .failed(.authenticationFailed) }
+        guard key.messageID(body: UnsafeRawBufferPointer(body)) == id else { return .failed(.authenticationFailed) }
         guard let namespace = String(validating: body[2..<(2 + ns)], as: UTF8.self),
               let typeName = String(validating: body[(2 + ns)..<contentStart], as: UTF8.self)
         else { return .failed(.malformedBody) }
         let message = Message(namespace: namespace, type: typeName, content: Array(body[contentStart...]))
-        return .verified(message, Array(body), epoch)
+        return .verified(message, Array(body))
     }
 }

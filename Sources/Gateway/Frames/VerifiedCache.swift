@@ -1,41 +1,45 @@
-/// Messages already authenticated, by message id, so every later chunk of the same frame is a sighting
-/// that costs a dictionary lookup and a byte comparison instead of a reassembly and three HMACs.
-/// Bounded: the least recently seen entry goes when it is full. Only exact bytes of an authenticated
-/// body hit, so the cache never accepts anything the HMAC would not.
+/// Messages already authenticated, by message id, with the exact bytes of their frames (ciphertext and
+/// chunk tags), so every later chunk of the same frame is a sighting that costs a dictionary lookup and a
+/// byte comparison instead of a tag check, decryption and reassembly. Bounded: the least recently seen
+/// entry goes when it is full. Only exact bytes of authenticated frames hit, so the cache never accepts
+/// anything the HMACs would not.
 struct VerifiedCache: Sendable {
     struct Entry: Sendable {
-        var body: [UInt8]
+        var ciphertext: [UInt8]
+        var tags: [UInt16]
+        /// The medium whose chunk size `tags` were computed for.
+        var medium: Medium
         var message: Message
         var epoch: UInt32
         var lastUsed: ContinuousClock.Instant
     }
 
     let capacity: Int
-    private(set) var entries: [UInt64: Entry] = [:]
+    private(set) var entries: [UInt32: Entry] = [:]
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
         entries.reserveCapacity(self.capacity)
     }
 
-    /// The message if chunk `chunkIndex` of `lastIndex` under `id` is exactly a chunk of a verified body.
-    mutating func lookup(id: UInt64, chunk chunkIndex: Int, lastIndex: Int, data: UnsafeBufferPointer<UInt8>,
+    /// The message if chunk `chunkIndex` of `lastIndex` under `id` is exactly a frame of a verified message.
+    mutating func lookup(id: UInt32, chunk chunkIndex: Int, lastIndex: Int, data: UnsafeBufferPointer<UInt8>, tag: UInt16,
                          medium: Medium, now: ContinuousClock.Instant) -> Message? {
         guard let i = entries.index(forKey: id) else { return nil }
-        let matches = entries.values[i].body.withUnsafeBufferPointer { body -> Bool in
-            let capacity = medium.chunkCapacity
-            guard (body.count - 1) / capacity == lastIndex else { return false }
-            let start = chunkIndex * capacity
-            guard min(body.count, start + capacity) - start == data.count else { return false }
+        let entry = entries.values[i]
+        guard entry.medium == medium, entry.tags.count == lastIndex + 1, entry.tags[chunkIndex] == tag else { return nil }
+        let matches = entry.ciphertext.withUnsafeBufferPointer { body -> Bool in
+            let start = chunkIndex * medium.chunkCapacity
+            guard min(body.count, start + medium.chunkCapacity) - start == data.count else { return false }
             for k in 0..<data.count where body[start + k] != data[k] { return false }
             return true
         }
         guard matches else { return nil }
         entries.values[i].lastUsed = now
-        return entries.values[i].message
+        return entry.message
     }
 
-    mutating func insert(id: UInt64, _ entry: Entry) {
+    mutating func insert(id: UInt32, _ entry: Entry) {
         if entries[id] == nil, entries.count >= capacity,
            let oldest = entries.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key {
             entries[oldest] = nil

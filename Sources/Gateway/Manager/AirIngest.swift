@@ -191,6 +191,7 @@ public struct AirIngest: Sendable {
     private mutating func frame<Sink: AirIngestSink>(_ bytes: UnsafeBufferPointer<UInt8>, source: SourceID, medium: Medium, rssi: Int8?,
                                                      subscriptions: [Subscription], now: ContinuousClock.Instant, date: Date,
                                                      into sink: inout Sink) {
+        reassembler.follow(clock: date)
         switch reassembler.ingest(buffer: bytes, source: source, now: now) {
         case .notOurs, .incomplete:
             break

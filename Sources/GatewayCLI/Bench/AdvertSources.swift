@@ -85,7 +85,7 @@ struct AdvertSources {
         case .garbage:
             return rng.bytes(Int.random(in: 0...31, using: &rng))
         case .corruptedOurs:
-            var ad = Self.structure(0xFF, [0xFF, 0xFF, 0x4E] + rng.bytes(Int.random(in: 0...24, using: &rng)))
+            var ad = Self.structure(0xFF, [0xFF, 0xFF, FrameFormat.messageKind] + rng.bytes(Int.random(in: 0...24, using: &rng)))
             if rng.chance(0.3) { ad[0] = UInt8.random(in: 0...40, using: &rng) }   // lying length
             return ad
         default:

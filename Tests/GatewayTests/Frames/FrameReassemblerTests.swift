@@ -12,6 +12,17 @@ import Testing
         try (codec ?? self.codec).bleAdverts(for: message, epoch: epoch ?? self.epoch).map(FrameFixture.manufacturerData)
     }
 
+    /// A BLE chunk (manufacturer data) with a valid tag under the fixture's key around any plaintext:
+    /// what only a holder of the api_key can make, to reach the checks after authentication.
+    func keyed(_ plaintext: [UInt8], sequence: UInt8, id: UInt32 = 0x0102_0304, offset: Int = 0) -> [UInt8] {
+        let key = EpochKey(apiKey: codec.apiKeyMaterial, epoch: epoch)
+        var data = plaintext
+        data.withUnsafeMutableBufferPointer { key.applyKeystream($0, id: id, offset: offset) }
+        let tag = data.withUnsafeBytes { key.chunkTag(sequence: sequence, id: id, ciphertext: $0) }
+        return [0xFF, 0xFF, FrameFormat.messageKind, sequence, UInt8(id >> 24), UInt8(id >> 16 & 0xFF), UInt8(id >> 8 & 0xFF),
+                UInt8(id & 0xFF), UInt8(tag >> 8), UInt8(tag & 0xFF)] + data
+    }
+
     @Test func reassemblesInOrder() throws {
         var r = FrameFixture.reassembler()
         let c = try chunks()
@@ -64,10 +75,11 @@ import Testing
         for (sent, expected) in [(epoch - 1, true), (epoch + 1, true), (epoch - 2, false), (epoch - 100, false), (epoch + 2, false)] {
             var r = FrameFixture.reassembler()
             let c = try chunks(epoch: sent)
-            _ = r.ingest(c[0], source: peer, now: t0)
+            let first = r.ingest(c[0], source: peer, now: t0)
             let outcome = r.ingest(c[1], source: peer, now: t0)
+            #expect(first == (expected ? .incomplete : .dropped(.authenticationFailed)), "sent in \(sent)")
             #expect(outcome == (expected ? .message(FrameFixture.greeting) : .dropped(.authenticationFailed)), "sent in \(sent)")
-            #expect(r.counters.dropped[.authenticationFailed, default: 0] == (expected ? 0 : 1))
+            #expect(r.counters.dropped[.authenticationFailed, default: 0] == (expected ? 0 : 2))
         }
     }
 
@@ -79,25 +91,28 @@ import Testing
         r.setEpoch(epoch + 1)
         #expect(r.ingest(c[1], source: peer, now: t0) == .message(FrameFixture.greeting))
         r.setEpoch(epoch + 2)
-        // A replayed chunk of a message two epochs old: no longer a sighting, and reassembling it fails.
-        #expect(r.ingest(c[1], source: peer, now: t0) == .incomplete)
+        // A replayed chunk of a message two epochs old: no longer a sighting, and its tag no longer checks.
+        #expect(r.ingest(c[1], source: peer, now: t0) == .dropped(.authenticationFailed))
         #expect(r.ingest(c[0], source: peer, now: t0) == .dropped(.authenticationFailed))
+        #expect(r.partialCount == 0)
     }
 
     @Test func wrongKeyIsDroppedAndCounted() throws {
         var r = FrameFixture.reassembler()
         let other = FrameCodec(apiKey: "another-deployment", rotateSeconds: 600)
         let c = try chunks(codec: other)
-        #expect(r.ingest(c[0], source: peer, now: t0) == .incomplete)
+        // Each chunk is checked on its own: none of them is stored.
+        #expect(r.ingest(c[0], source: peer, now: t0) == .dropped(.authenticationFailed))
         #expect(r.ingest(c[1], source: peer, now: t0) == .dropped(.authenticationFailed))
+        #expect(r.partialCount == 0)
         #expect(r.counters.messages == 0)
-        #expect(r.counters.dropped[.authenticationFailed] == 1)
+        #expect(r.counters.dropped[.authenticationFailed] == 2)
     }
 
     @Test func wrongTagIsDropped() throws {
         var r = FrameFixture.reassembler()
         var single = try chunks(Message(namespace: "tv", type: "on", content: []))[0]
-        single[5] ^= 0x01   // a tag byte
+        single[8] ^= 0x01   // a chunk tag byte
         #expect(r.ingest(single, source: peer, now: t0) == .dropped(.authenticationFailed))
         var body = try chunks(Message(namespace: "tv", type: "on", content: []))[0]
         body[body.count - 1] ^= 0x20   // a content byte
@@ -114,31 +129,47 @@ import Testing
         #expect(r.partialCount == 0)
     }
 
-    @Test func conflictingChunksAbandonTheMessage() throws {
+    @Test func forgedChunksNeverTouchAHeldMessage() throws {
         var r = FrameFixture.reassembler()
-        let c = try chunks(Message(namespace: "a", type: "b", content: Array(repeating: 1, count: 60)))
+        let message = Message(namespace: "a", type: "b", content: Array(repeating: 1, count: 60))
+        let c = try chunks(message)
         #expect(r.ingest(c[1], source: peer, now: t0) == .incomplete)
+        // Different bytes under the held id, or another chunk count: without the key, tags don't check.
         var forged = c[1]
         forged[forged.count - 1] ^= 0xFF
-        #expect(r.ingest(forged, source: peer, now: t0) == .dropped(.conflictingChunk))
-        #expect(r.partialCount == 0)
+        #expect(r.ingest(forged, source: peer, now: t0) == .dropped(.authenticationFailed))
         var otherCount = c[0]
         otherCount[3] = 0x07   // same id, index 0 of 8 instead of 4
-        #expect(r.ingest(c[1], source: peer, now: t0) == .incomplete)
-        #expect(r.ingest(otherCount, source: peer, now: t0) == .dropped(.conflictingChunk))
+        #expect(r.ingest(otherCount, source: peer, now: t0) == .dropped(.authenticationFailed))
+        #expect(r.partialCount == 1)
+        for chunk in [c[0], c[2]] { #expect(r.ingest(chunk, source: peer, now: t0) == .incomplete) }
+        #expect(r.ingest(c[3], source: peer, now: t0) == .message(message))
+    }
+
+    @Test func conflictingAuthenticChunksAbandonTheMessage() throws {
+        // Two keyed chunks under one id with different bytes: only a key holder (or a 32-bit id
+        // collision) makes them; the partial message is thrown away.
+        var r = FrameFixture.reassembler()
+        #expect(r.ingest(keyed(Array(repeating: 1, count: 19), sequence: 0x13, offset: 19), source: peer, now: t0) == .incomplete)
+        #expect(r.ingest(keyed(Array(repeating: 2, count: 19), sequence: 0x13, offset: 19), source: peer, now: t0) == .dropped(.conflictingChunk))
+        #expect(r.partialCount == 0)
+        #expect(r.ingest(keyed(Array(repeating: 1, count: 19), sequence: 0x13, offset: 19), source: peer, now: t0) == .incomplete)
+        #expect(r.ingest(keyed([2, 2] + Array(repeating: 0, count: 17), sequence: 0x07), source: peer, now: t0) == .dropped(.conflictingChunk))
+        // Authentic chunks that complete into a body not hashing to its id: the whole body is refused.
+        #expect(r.ingest(keyed([1, 1, 0x61, 0x62], sequence: 0x00, id: 0x0A0B_0C0D), source: peer, now: t0) == .dropped(.authenticationFailed))
     }
 
     @Test func hugeDeclaredLengthsAreRefused() throws {
         var r = FrameFixture.reassembler()
-        let header: [UInt8] = [0xFF, 0xFF, 0x4E, 0x01, 1, 2, 3, 4, 5, 6]
-        #expect(r.ingest(header + [200, 1] + Array(repeating: 0, count: 17), source: peer, now: t0) == .dropped(.declaredLengthTooLarge))
+        #expect(r.ingest(keyed([200, 1] + Array(repeating: 0, count: 17), sequence: 0x01), source: peer, now: t0) == .dropped(.declaredLengthTooLarge))
         // Lengths within 32 each but more than the one chunk it declares can hold.
-        let one: [UInt8] = [0xFF, 0xFF, 0x4E, 0x00, 1, 2, 3, 4, 5, 6]
-        #expect(r.ingest(one + [30, 30, 0], source: peer, now: t0) == .dropped(.declaredLengthTooLarge))
-        // 16 chunks on audio, where 4 is the maximum; more data than a chunk holds.
-        #expect(r.ingest([0x4E, 0x0F, 1, 2, 3, 4, 5, 6, 0], source: .audio, now: t0) == .dropped(.tooManyChunks))
+        #expect(r.ingest(keyed([30, 30, 0], sequence: 0x00), source: peer, now: t0) == .dropped(.declaredLengthTooLarge))
+        // Structural checks come first, without the key: 16 chunks on audio, where 4 is the maximum;
+        // more data than a chunk holds; index past the last.
+        let one: [UInt8] = [0xFF, 0xFF, 0x45, 0x00, 1, 2, 3, 4, 5, 6]
+        #expect(r.ingest([0x45, 0x0F, 1, 2, 3, 4, 5, 6, 0], source: .audio, now: t0) == .dropped(.tooManyChunks))
         #expect(r.ingest(one + Array(repeating: 0, count: 20), source: peer, now: t0) == .dropped(.chunkTooLong))
-        #expect(r.ingest([0xFF, 0xFF, 0x4E, 0x21, 1, 2, 3, 4, 5, 6, 0], source: peer, now: t0) == .dropped(.malformedChunk))
+        #expect(r.ingest([0xFF, 0xFF, 0x45, 0x21, 1, 2, 3, 4, 5, 6, 0], source: peer, now: t0) == .dropped(.malformedChunk))
         #expect(r.partialCount == 0)
     }
 
