@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "SystemCall"),
 
         .target(name: "Radio", dependencies: ["CBluetooth", "SystemCall", logging]),
-        .target(name: "Modem", dependencies: ["CALSA", logging]),
+        .target(name: "Modem", dependencies: ["CALSA", "SplitMix", logging]),
         .target(
             name: "Gateway",
             dependencies: [
