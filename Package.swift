@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "CVersion", cSettings: version.map { [.define("NEARBY_GATEWAY_VERSION", to: "\"\($0)\"")] } ?? []),
 
         .target(name: "Radio", dependencies: ["CBluetooth", "SystemCall", logging]),
-        .target(name: "Modem", dependencies: ["CALSA", logging]),
+        .target(name: "Modem", dependencies: ["CALSA", "SplitMix", logging]),
         .target(
             name: "Gateway",
             dependencies: [

@@ -10,7 +10,7 @@ struct BenchCommand: AsyncParsableCommand {
         subcommands: [
             BenchCorpusCommand.self, BenchPipelineCommand.self, BenchFanoutServerCommand.self,
             BenchFanoutClientsCommand.self, BenchMQTTPublisherCommand.self, BenchModemCostCommand.self,
-            BenchModemDecodeCommand.self,
+            BenchModemDecodeCommand.self, BenchModemChannelCommand.self,
 
         ]
     )
