@@ -60,6 +60,62 @@ extension EndToEnd {
             #expect(try await gatewayB.stop() == 0)
         }
 
+        /// Issue 15 §3, the Nearby sample's set-top box: an app publishes to the box "using only audio
+        /// scanning for detection". The phone's subscription (audio, broadcast) sends its subscriber
+        /// beacon out of the speaker; the box's publication (audio, scan) hears it on the microphone
+        /// and answers on its speaker; the phone's microphone finds the message. ALSA's file plugin
+        /// carries each direction in turn (a WAV written, then captured).
+        @Test("Audio only, both ways: a broadcasting audio subscription's beacon makes an audio scan publication answer, and it is found")
+        func setTopBoxExampleWorksOverAudioOnly() async throws {
+            let folder = try TemporaryFolder("stb")
+            let key = TestEnvironment.uniqueAPIKey("stb")
+            let phoneBeacon = folder.path("phone.wav"), boxAnswer = folder.path("box.wav")
+            func alsa(_ name: String, speaker: String, microphone: String?) throws -> String {
+                var text = "</usr/share/alsa/alsa.conf>\npcm.speaker { type file; slave.pcm \"null\"; file \"\(speaker)\"; format \"wav\" }\n"
+                if let microphone {
+                    text += "pcm.microphone { type file; slave.pcm \"null\"; file \"/dev/null\"; infile \"\(microphone)\"; format \"raw\" }\n"
+                }
+                return try folder.write(name, text)
+            }
+            let audio = "device = \"speaker\"\ncapture = \"microphone\"\nprotocol = \"ultrasound-fast\"\nvolume = 60\ninterval_s = 1"
+
+            // 1. The phone: its subscription's beacon goes out of the speaker.
+            var phone = TestGatewayConfig(apiKey: key, folder: folder, name: "phone")
+            phone.audio = audio
+            phone.subscriptions = ["namespace = \"tv\"\ntype = \"*\"\nmediums = [\"audio\"]\nmode = \"broadcast\""]
+            let silence = try folder.write("silence.raw", String(repeating: "\u{0}", count: 4800))
+            var gateway = try GatewayProcess.run(config: try phone.write(),
+                                                 environment: ["ALSA_CONFIG_PATH": try alsa("phone1.conf", speaker: phoneBeacon, microphone: silence)])
+            try await gateway.waitForLog(timeout: .seconds(30), what: "two subscriber beacons played") {
+                $0.components(separatedBy: "audio beacon played").count > 2
+            }
+            #expect(try await gateway.stop() == 0)
+
+            // 2. The box: silent until it hears the phone's beacon on its microphone, then answers.
+            var box = TestGatewayConfig(apiKey: key, folder: folder, name: "box")
+            box.audio = audio
+            box.publications = ["namespace = \"tv\"\ntype = \"x-scan\"\ncontent = \"channel 5\"\nmediums = [\"audio\"]\nmode = \"scan\""]
+            gateway = try GatewayProcess.run(config: try box.write(),
+                                             environment: ["ALSA_CONFIG_PATH": try alsa("box.conf", speaker: boxAnswer, microphone: phoneBeacon)])
+            try await gateway.waitForLog("subscriber beacon heard", timeout: .seconds(30))
+            try await gateway.waitForLog(timeout: .seconds(30), what: "the box's answer played twice") {
+                $0.components(separatedBy: "audio beacon played").count > 2
+            }
+            #expect(try await gateway.stop() == 0)
+
+            // 3. The phone again, listening: the box's message is found over audio.
+            gateway = try GatewayProcess.run(config: try phone.write(),
+                                             environment: ["ALSA_CONFIG_PATH": try alsa("phone2.conf", speaker: folder.path("phone2.wav"),
+                                                                                        microphone: boxAnswer)])
+            try await gateway.waitForLog("listening", timeout: .seconds(15))
+            let watch = try SocketClient(path: phone.socketPath)
+            _ = try await watch.request("SUB found/#")
+            let found = try await watch.waitForLine(startingWith: "found/tv/x-scan ", timeout: .seconds(30))
+            #expect(found.eventJSON["medium"] as? String == "audio")
+            #expect(found.eventJSON["text"] as? String == "channel 5")
+            #expect(try await gateway.stop() == 0)
+        }
+
         @Test("A capture device that can't be opened sets $SYS/error/microphone-permission, and the gateway keeps serving")
         func missingCaptureDeviceSetsTheMicrophoneError() async throws {
             let folder = try TemporaryFolder("mic")

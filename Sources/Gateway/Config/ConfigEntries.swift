@@ -2,7 +2,8 @@ import Foundation
 
 /// `[[publication]]` and `[[subscription]]` entries.
 enum Entries {
-    static func publications(_ root: TOMLTable, reader: inout ConfigReader) -> [PublicationConfig] {
+    /// `hasMicrophone`: `audio.capture` names a device (an audio-only scan publication listens with it).
+    static func publications(_ root: TOMLTable, hasMicrophone: Bool = true, reader: inout ConfigReader) -> [PublicationConfig] {
         tables(root, "publication", reader: &reader).compactMap { index, table in
             let prefix = "publication[\(index + 1)]"
             reader.checkKeys(table, prefix: prefix, allowed: ["namespace", "type", "content", "content_base64", "mediums", "mode", "background", "ttl_s"])
@@ -15,6 +16,10 @@ enum Entries {
             let background = reader.boolean(table, "background", prefix: prefix)
             let ttl = reader.integer(table, "ttl_s", prefix: prefix, range: 0...31_536_000, unit: " s")?.value ?? 0
             checkBackground(background, mediums: mediums, table: table, prefix: prefix, reader: &reader)
+            if mode == .scan, mediums == [.audio], !hasMicrophone {
+                reader.problem(table["mode"]?.line ?? table.line, "\(prefix).mode",
+                               "a scan publication on audio only listens for subscribers on the microphone, but audio.capture is empty (set audio.capture, add \"ble\" to mediums, or use mode = \"broadcast\")")
+            }
             if let namespace, let type, let (bytes, line) = content {
                 for medium in mediums {
                     let limit = medium.maxContentBytes(namespace: namespace, type: type)
@@ -29,7 +34,8 @@ enum Entries {
         }
     }
 
-    static func subscriptions(_ root: TOMLTable, defaultLostAfter: Int, board: Board?, reader: inout ConfigReader) -> [SubscriptionConfig] {
+    static func subscriptions(_ root: TOMLTable, defaultLostAfter: Int, board: Board?, hasMicrophone: Bool = true,
+                              reader: inout ConfigReader) -> [SubscriptionConfig] {
         tables(root, "subscription", reader: &reader).compactMap { index, table in
             let prefix = "subscription[\(index + 1)]"
             reader.checkKeys(table, prefix: prefix, allowed: ["namespace", "type", "mediums", "mode", "background", "lost_after_s", "include", "led"])
@@ -42,6 +48,10 @@ enum Entries {
             let lostAfter = reader.integer(table, "lost_after_s", prefix: prefix, range: 1...86_400, unit: " s")?.value ?? defaultLostAfter
             let include = reader.choices(table, "include", prefix: prefix, BeaconFilter.self, allowEmpty: true)?.value ?? []
             checkBackground(background, mediums: mediums, table: table, prefix: prefix, reader: &reader)
+            if mediums == [.audio], !hasMicrophone {
+                reader.problem(table["mediums"]?.line ?? table.line, "\(prefix).mediums",
+                               "receives on audio only, but audio.capture is empty: it would never find anything (set audio.capture or add \"ble\")")
+            }
             var led: String?
             if let (name, line) = reader.string(table, "led", prefix: prefix), !name.isEmpty {
                 if GatewayConfig.systemLEDs.contains(name) {

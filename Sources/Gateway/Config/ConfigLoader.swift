@@ -57,8 +57,11 @@ public enum ConfigLoader {
         let state = Sections.state(root, reader: &reader)
         let leds = Sections.leds(root, reader: &reader)
         let limits = Sections.limits(root, reader: &reader)
-        let publications = Entries.publications(root, reader: &reader)
-        let subscriptions = Entries.subscriptions(root, defaultLostAfter: radio.lostAfterS, board: board, reader: &reader)
+        // A strategy that check-config accepts must do something on this board.
+        let hasMicrophone = !audio.capture.isEmpty
+        let publications = Entries.publications(root, hasMicrophone: hasMicrophone, reader: &reader)
+        let subscriptions = Entries.subscriptions(root, defaultLostAfter: radio.lostAfterS, board: board, hasMicrophone: hasMicrophone,
+                                                  reader: &reader)
 
         guard reader.problems.isEmpty, let board, let apiKey else {
             throw ConfigError(problems: reader.problems.sorted { ($0.file == file ? 0 : 1, $0.line ?? 0) < ($1.file == file ? 0 : 1, $1.line ?? 0) })
@@ -104,6 +107,9 @@ enum APIKeyRule {
     static func problem(_ key: String) -> String? {
         if key.isEmpty { return "must not be empty" }
         if key.allSatisfy(\.isWhitespace) { return "is blank; set the key your gateways share" }
+        if key == ConfigLoader.placeholderAPIKey {
+            return "is still the installed placeholder: set api_key to the key shared by every gateway that should see the others"
+        }
         if placeholders.contains(key) {
             return "\"\(key)\" is the example's placeholder; set the key your gateways share (any string: every gateway that should see the others uses the same one)"
         }

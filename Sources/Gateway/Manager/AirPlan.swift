@@ -41,9 +41,11 @@ struct AirPlanner {
         where Self.runs(background: publication.background, in: state) {
             let mediums = Self.mediums(publication.mediums, in: state)
             // A scan publication transmits only while a matching subscriber beacon was heard recently,
-            // and it has to listen to hear one.
+            // and it has to listen to hear one: on each of its mediums (the set-top box of the
+            // Nearby sample listens on the microphone only).
             let transmits = publication.mode.broadcasts || openScanWindows.contains(publication.id)
             if publication.mode == .scan, mediums.contains(.ble) { plan.bleScanning = true }
+            if publication.mode == .scan, mediums.contains(.audio) { plan.audioCapture = true }
             guard transmits else { continue }
             if mediums.contains(.ble), let adverts = try? codec.bleAdverts(for: publication.message, epoch: epoch) {
                 bleUnits.append(adverts)
@@ -53,6 +55,7 @@ struct AirPlanner {
             }
         }
         var beacons = Set<[UInt8]>()
+        var audioBeacons = Set<[UInt8]>()
         for subscription in subscriptions where Self.runs(background: subscription.background, in: state) {
             let mediums = Self.mediums(subscription.mediums, in: state)
             // Every running subscription receives; a broadcasting one also announces itself so that
@@ -64,7 +67,14 @@ struct AirPlanner {
                     if beacons.insert(beacon).inserted { bleUnits.append([beacon]) }
                 }
             }
-            if mediums.contains(.audio), subscription.mode.scans { plan.audioCapture = true }
+            if mediums.contains(.audio) {
+                plan.audioCapture = true
+                if subscription.mode.broadcasts {
+                    let id = codec.subscriberBeaconID(namespace: subscription.namespace, type: subscription.type, epoch: epoch)
+                    let beacon = FrameCodec.subscriberBeaconFrame(id)
+                    if audioBeacons.insert(beacon).inserted { audioUnits.append([beacon]) }
+                }
+            }
         }
         plan.bleAdverts = RotationSchedule.rotation(bleUnits)
         plan.audioPayloads = RotationSchedule.rotation(audioUnits)

@@ -64,6 +64,39 @@ import Testing
         #expect(problems.count == 1 && problems[0].hasPrefix("1: api_key: "), "\(problems)")
     }
 
+    /// Issue 15 §3: a strategy check-config accepts must do something on the board.
+    @Test func audioStrategiesThatCannotWorkWithoutAMicrophoneAreRefused() {
+        let problems = ConfigFixture.problems("""
+        api_key = "k"
+        board = "rpi4b"
+        [[publication]]
+        namespace = "tv"
+        type = "x-scan"
+        mediums = ["audio"]
+        mode = "scan"
+        [[subscription]]
+        namespace = "tv"
+        mediums = ["audio"]
+        """)
+        #expect(problems.contains { $0.hasPrefix("7: publication[1].mode: ") && $0.contains("audio.capture") }, "\(problems)")
+        #expect(problems.contains { $0.hasPrefix("10: subscription[1].mediums: ") }, "\(problems)")
+        // With a microphone both do something, and are accepted.
+        #expect(ConfigFixture.problems("""
+        api_key = "k"
+        board = "rpi4b"
+        [audio]
+        capture = "hw:1,0"
+        [[publication]]
+        namespace = "tv"
+        type = "x-scan"
+        mediums = ["audio"]
+        mode = "scan"
+        [[subscription]]
+        namespace = "tv"
+        mediums = ["audio"]
+        """) == [])
+    }
+
     @Test func theExamplesAsShippedAreRefusedUntilTheKeyIsSet() {
         for name in ["gateway.toml", "set-top-box.toml"] {
             let problems: [String]

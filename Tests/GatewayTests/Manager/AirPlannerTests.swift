@@ -53,6 +53,28 @@ struct AirPlannerTests {
         #expect(plan.bleScanning)
     }
 
+    /// Issue 15 §3, the set-top box of the Nearby sample: audio only, in both directions.
+    @Test func audioScanPublicationListensOnTheMicrophoneAndAnswersOnTheSpeaker() throws {
+        let box = publication(1, "x-scan", mediums: [.audio], mode: .scan)
+        let quiet = planner.plan(state: GatewayState(), publications: [box], subscriptions: [], openScanWindows: [], epoch: epoch)
+        #expect(quiet.audioCapture, "an audio scan publication must listen for subscriber beacons")
+        #expect(quiet.audioPayloads.isEmpty && quiet.bleAdverts.isEmpty && !quiet.bleScanning)
+        let heard = planner.plan(state: GatewayState(), publications: [box], subscriptions: [], openScanWindows: [box.id], epoch: epoch)
+        #expect(heard.audioPayloads == (try planner.codec.audioPayloads(for: box.message, epoch: epoch)))
+    }
+
+    @Test func audioBroadcastSubscriptionSendsItsBeaconOutOfTheSpeakerAndListens() {
+        let phone = subscription(mode: .broadcast, mediums: [.audio])
+        let plan = planner.plan(state: GatewayState(), publications: [], subscriptions: [phone, phone], openScanWindows: [], epoch: epoch)
+        let id = planner.codec.subscriberBeaconID(namespace: "home", type: "*", epoch: epoch)
+        #expect(plan.audioPayloads == [FrameCodec.subscriberBeaconFrame(id)], "one beacon for two equal subscriptions")
+        #expect(plan.audioCapture, "every running subscription receives")
+        #expect(plan.bleAdverts.isEmpty && !plan.bleScanning)
+        let scanOnly = planner.plan(state: GatewayState(), publications: [], subscriptions: [subscription(mode: .scan, mediums: [.audio])],
+                                    openScanWindows: [], epoch: epoch)
+        #expect(scanOnly.audioPayloads.isEmpty, "a scan-only subscription never transmits")
+    }
+
     @Test func standbyWithBackgroundModeOffIsSilent() {
         let state = GatewayState(backgroundMode: false, permission: .granted, power: .standby)
         let plan = planner.plan(state: state, publications: [publication(1, "bg", background: true)],
