@@ -12,7 +12,11 @@ func socketOffPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) asyn
     }
 }
 
-let socketTestTimeout: Duration = .seconds(20)
+/// How long a test waits for the next line before giving up: a deadline, not a measurement. Generous,
+/// because the broker's handler runs on Swift's cooperative pool (2 threads here), which the
+/// CPU-bound modem tests running in parallel can hold for tens of seconds on a busy machine (a
+/// 20 s bound failed `tenThousandCommandsInOneWrite` once that way, with 0 replies).
+let socketTestTimeout: Duration = .seconds(120)
 
 /// A test's connection: every read waits with a deadline, never a sleep.
 struct SocketTestConnection: Sendable {
