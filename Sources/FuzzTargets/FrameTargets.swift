@@ -1,4 +1,5 @@
 #if DEBUG || FUZZING
+import Foundation
 @testable import Gateway
 
 /// Frames off the air (BLE manufacturer data, whole adverts) and out of the speaker (audio payloads).
@@ -29,17 +30,23 @@ enum FrameTargets {
 
     /// Records of `control, length, bytes`. control: bits 0-1 the BLE source address, bit 2 audio,
     /// bit 3 a whole advert (AD walk) instead of the manufacturer data, bits 4-6 time step (× 4 s),
-    /// bit 7 moves the receiver's epoch between `epoch` and `epoch + 1` (a rotation).
+    /// bit 7 moves the receiver's epoch between `epoch` and `epoch + 1` (a rotation). The wall clock
+    /// the receiver follows (which narrows the accepted epochs) walks with the time steps, starting
+    /// 20 s before the epoch, so the window opens and closes as inputs go on.
     static func frames(_ input: FuzzInput) {
         var input = input
         var reassembler = fresh
         var now = ContinuousClock.now
+        var elapsed = 0
         let allowed = authentic.map(\.0)
         while !input.isEmpty {
             let control = input.byte()
             let frame = Array(input.take(Int(input.byte())))
-            now = now.advanced(by: .seconds(4 * Int((control >> 4) & 0x7)))
+            let step = 4 * Int((control >> 4) & 0x7)
+            now = now.advanced(by: .seconds(step))
+            elapsed += step
             if control & 0x80 != 0 { reassembler.setEpoch(reassembler.epoch == epoch ? epoch + 1 : epoch) }
+            reassembler.follow(clock: codec.start(of: epoch).addingTimeInterval(Double(elapsed % 1300 - 20)))
             let outcome: FrameOutcome
             if control & 0x04 != 0 {
                 outcome = reassembler.ingest(frame, source: .audio, now: now)

@@ -237,8 +237,8 @@ public struct Reassembler: Sendable {
                     key.chunkTag(sequence: UInt8(index << 4 | (count - 1)), id: id, ciphertext: $0)
                 }
             }
-            verified.insert(id: id, VerifiedCache.Entry(ciphertext: body, tags: tags, medium: medium, message: message,
-                                                        epoch: key.epoch, lastUsed: now))
+            verified.insert(VerifiedCache.Key(id: id, medium: medium),
+                            VerifiedCache.Entry(ciphertext: body, tags: tags, message: message, epoch: key.epoch, lastUsed: now))
             return .message(message)
         }
     }

@@ -59,6 +59,20 @@ import Testing
         #expect(r.partialCount == 0)
     }
 
+    @Test func aMessageOnBothMediumsStaysASightingOnEach() throws {
+        // Chunks (so tags) differ per medium: an audio payload must not push the BLE entry out, or the
+        // BLE presence frames would stop refreshing the message until a whole block came round again.
+        var r = FrameFixture.reassembler()
+        let c = try chunks()
+        let audio = try codec.audioPayloads(for: FrameFixture.greeting, epoch: epoch)[0]
+        _ = r.ingest(c[0], source: peer, now: t0)
+        #expect(r.ingest(c[1], source: peer, now: t0) == .message(FrameFixture.greeting))
+        #expect(r.ingest(audio, source: .audio, now: t0) == .message(FrameFixture.greeting))
+        #expect(r.ingest(c[1], source: peer, now: t0) == .message(FrameFixture.greeting))
+        #expect(r.ingest(audio, source: .audio, now: t0) == .message(FrameFixture.greeting))
+        #expect(r.verifiedCount == 2)
+    }
+
     @Test func audioPayloadsReassembleToo() throws {
         var r = FrameFixture.reassembler()
         let big = Message(namespace: "tv", type: "epg", content: Array(repeating: 9, count: 400))
