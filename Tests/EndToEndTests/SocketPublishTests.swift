@@ -47,6 +47,7 @@ extension EndToEnd {
             var a = TestGatewayConfig(apiKey: key, folder: folder, name: "a")
             a.publications = ["namespace = \"limit\"\ntype = \"configured\"\ncontent = \"stays\"\nmediums = [\"ble\"]"]
             a.extra = "[limits]\npublications = 20"
+            a.lostAfterSeconds = 10   // the rotation keeps 32 messages on the air within it: the global limit is what refuses
             var b = TestGatewayConfig(apiKey: key, folder: folder, name: "b")
             b.lostAfterSeconds = 10
             b.subscriptions = ["namespace = \"limit\"\ntype = \"configured\"\nmediums = [\"ble\"]\nlost_after_s = 10"]
@@ -114,6 +115,23 @@ extension EndToEnd {
             let stolen = try await other.request("UNPUB \(handle.dropFirst(3))")
             #expect(stolen.hasPrefix("ERR not-found "), "another connection's UNPUB answered \(stolen)")
             #expect(try await owner.request("UNPUB \(handle.dropFirst(3))") == "OK")
+            #expect(try await gateway.stop() == 0)
+        }
+
+        /// Issue 15 §1 with issue 13's limits: a publisher accepts only as many messages as its rotation
+        /// keeps on the air within lost_after_s (each every 3·M + 2 adverts), so what it accepts is never
+        /// lost by a peer while it is sent.
+        @Test("PUB past the rotation's capacity (lost_after_s 1 s at 100 ms: 2 messages) is refused")
+        func publicationsBeyondTheRotationsCapacityAreRefused() async throws {
+            let folder = try TemporaryFolder("pubcap")
+            var a = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("pubcap"), folder: folder, name: "a")
+            a.lostAfterSeconds = 1
+            a.publications = ["namespace = \"cap\"\ntype = \"configured\"\nmediums = [\"ble\"]"]
+            let gateway = try await a.start()
+            let client = try SocketClient(path: a.socketPath)
+            #expect(try await client.request("PUB cap/one eA== mediums=ble").hasPrefix("OK "))
+            let refused = try await client.request("PUB cap/two eA== mediums=ble")
+            #expect(refused.hasPrefix("ERR limit ") && refused.contains("lost_after_s"), "\(refused)")
             #expect(try await gateway.stop() == 0)
         }
     }

@@ -10,4 +10,12 @@ struct ManagerSettings: Sendable {
     /// The configured level, restored by `SET debug off`.
     var logLevel: Logger.Level = .info
     var limits = GatewayConfig.LimitSettings()
+    /// Messages the rotation keeps on the air often enough that no peer loses one while we send it:
+    /// each is on the air every 3·M + 2 adverts (docs/protocol.md, "Rotation"), which must stay
+    /// within `lost_after_s`.
+    var airCapacity = 32
+
+    static func airCapacity(intervalMs: Int, lostAfterS: Int) -> Int {
+        max(1, (lostAfterS * 1000 / max(1, intervalMs) - 2) / 3)
+    }
 }

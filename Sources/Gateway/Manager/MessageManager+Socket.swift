@@ -39,6 +39,12 @@ extension MessageManager {
             publicationsRefused += 1
             return .error(.limit, "at most \(Self.maxPublicationsPerClient) publications per connection; UNPUB one first")
         }
+        // More messages than the rotation keeps on the air within lost_after_s would make peers
+        // lose messages that are still being sent: refuse the one that would do that.
+        guard publicationCount < settings.airCapacity else {
+            publicationsRefused += 1
+            return .error(.limit, "\(publicationCount) messages are on the air, as many as stay found by peers within radio.lost_after_s at radio.interval_ms; UNPUB one first")
+        }
         // All connections together: local clients can't crowd the configured publications off the air.
         guard runtimePublicationCount < settings.limits.publications else {
             publicationsRefused += 1

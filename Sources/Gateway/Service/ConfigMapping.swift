@@ -18,7 +18,8 @@ extension ManagerSettings {
                              include: Set(subscription.include), led: subscription.led)
             },
             logLevel: config.logLevel,
-            limits: config.limits
+            limits: config.limits,
+            airCapacity: Self.airCapacity(intervalMs: config.radio.intervalMs, lostAfterS: config.radio.lostAfterS)
         )
     }
 }

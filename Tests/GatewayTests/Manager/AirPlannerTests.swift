@@ -107,3 +107,15 @@ struct AirPlannerTests {
         #expect(plan.bleScanning)
     }
 }
+
+/// The bound `PUB` keeps (issue 15 §1 with the publication limits of issue 13).
+@Suite struct AirCapacityTests {
+    @Test func capacityFollowsTheRotationsGapBound() {
+        // 3·M + 2 adverts at 100 ms within 10 s: M = 32.
+        #expect(ManagerSettings.airCapacity(intervalMs: 100, lostAfterS: 10) == 32)
+        #expect(ManagerSettings.airCapacity(intervalMs: 100, lostAfterS: 4) == 12)
+        #expect(ManagerSettings.airCapacity(intervalMs: 1000, lostAfterS: 1) == 1)
+        let m = ManagerSettings.airCapacity(intervalMs: 250, lostAfterS: 60)
+        #expect((3 * m + 2) * 250 <= 60_000 && (3 * (m + 1) + 2) * 250 > 60_000)
+    }
+}
