@@ -1,0 +1,131 @@
+import Dispatch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import Synchronization
+
+/// Counters of the bridge, in `GET stats` under `mqtt`.
+public struct MQTTBridgeStatistics: Sendable, Equatable {
+    public var connected = false
+    public var queued = 0
+    /// Events dropped because the queue was full while the broker was unreachable.
+    public var dropped = 0
+    public var published = 0
+    public var connectAttempts = 0
+}
+
+/// The bridge to the house's MQTT broker (docs/mqtt.md). `publish` (the `EventSink`) may be called from
+/// any thread and never blocks; one dedicated thread owns the libmosquitto client, connects, reconnects
+/// with back-off and publishes. Connection changes come out of `changes`, for the manager's error state.
+public final class MQTTBridge: EventSink, Sendable {
+    public enum Change: Sendable, Equatable {
+        case connected
+        case disconnected(MQTTError)
+    }
+
+    let settings: MQTTSettings
+    private let password: String?
+    private let logger: Logger
+    private let discovery: [MQTTMessage]
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private struct Shared {
+        var outbox: MQTTOutbox
+        var statistics = MQTTBridgeStatistics()
+        var shutdown = false
+        var thread: DispatchSemaphore?
+    }
+    private let shared: Mutex<Shared>
+    public let changes: AsyncStream<Change>
+    private let changesContinuation: AsyncStream<Change>.Continuation
+
+    /// `password` is the configured one or the password file's content (read by the caller).
+    /// `discovery` is sent (retained) after every connect, before the queued events.
+    init(settings: MQTTSettings, password: String?, discovery: [MQTTMessage], logger: Logger) throws(MQTTError) {
+        self.settings = settings
+        self.password = password
+        self.discovery = discovery
+        self.logger = logger
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw MQTTError(broker: settings.url, call: "pipe", kind: .errno(errno)) }
+        for fd in ends { _ = fcntl(fd, F_SETFL, O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        (wakeRead, wakeWrite) = (ends[0], ends[1])
+        shared = Mutex(Shared(outbox: MQTTOutbox(prefix: settings.prefix, limit: settings.queue)))
+        (changes, changesContinuation) = AsyncStream<Change>.makeStream(bufferingPolicy: .bufferingNewest(16))
+    }
+
+    deinit {
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    public func publish(_ event: BrokerEvent) {
+        shared.withLock { $0.outbox.add(event) }
+        wake()
+    }
+
+    public var statistics: MQTTBridgeStatistics {
+        shared.withLock { shared in
+            var statistics = shared.statistics
+            statistics.queued = shared.outbox.queued
+            statistics.dropped = shared.outbox.dropped
+            return statistics
+        }
+    }
+
+    /// Starts the bridge's thread; it connects at once and keeps trying until `stop`.
+    func start() throws(MQTTError) {
+        let client = try MosquittoClient(broker: settings.url, clientID: settings.clientID, username: settings.username,
+                                         password: password, caFile: settings.caFile,
+                                         will: (settings.availabilityTopic, "offline"))
+        let finished = DispatchSemaphore(value: 0)
+        shared.withLock { $0.thread = finished }
+        nonisolated(unsafe) let owned = client   // handed to the thread, which alone uses it from here on
+        let thread = Thread { [self] in
+            MQTTConnectionLoop(bridge: self, client: owned).run()
+            finished.signal()
+        }
+        thread.name = "mqtt"
+        thread.start()
+    }
+
+    /// Says `offline`, disconnects and waits for the thread to end, on a thread of its own.
+    func stop() async {
+        await OwnThread.run("mqtt-stop") { self.shutdown() }
+    }
+
+    func shutdown() {
+        let finished = shared.withLock { shared -> DispatchSemaphore? in
+            shared.shutdown = true
+            defer { shared.thread = nil }
+            return shared.thread
+        }
+        wake()
+        finished?.wait()
+        changesContinuation.finish()
+    }
+
+    // MARK: for the connection loop (on the bridge's thread)
+
+    var wakeFD: Int32 { wakeRead }
+    var discoveryMessages: [MQTTMessage] { discovery }
+    var log: Logger { logger }
+    var isShuttingDown: Bool { shared.withLock { $0.shutdown } }
+
+    func takeQueued() -> [MQTTMessage] { shared.withLock { $0.outbox.takeAll() } }
+    func retainedState() -> [MQTTMessage] { shared.withLock { $0.outbox.retainedState } }
+    func update(_ body: (inout MQTTBridgeStatistics) -> Void) { shared.withLock { body(&$0.statistics) } }
+    func report(_ change: Change) { changesContinuation.yield(change) }
+
+    func drainWake() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(wakeRead, &buffer, buffer.count) > 0 {}
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)   // a full pipe already means "wake up"
+    }
+}
