@@ -33,6 +33,8 @@ public final class MQTTBridge: EventSink, Sendable {
     private let wakeWrite: Int32
     private struct Shared {
         var outbox: MQTTOutbox
+        /// nil with `discovery = false`.
+        var homeAssistant: HomeAssistant?
         var statistics = MQTTBridgeStatistics()
         var shutdown = false
         var thread: DispatchSemaphore?
@@ -42,17 +44,20 @@ public final class MQTTBridge: EventSink, Sendable {
     private let changesContinuation: AsyncStream<Change>.Continuation
 
     /// `password` is the configured one or the password file's content (read by the caller).
-    /// `discovery` is sent (retained) after every connect, before the queued events.
-    init(settings: MQTTSettings, password: String?, discovery: [MQTTMessage], logger: Logger) throws(MQTTError) {
+    /// `subscriptions` and `model` (the board) describe the gateway to Home Assistant.
+    init(settings: MQTTSettings, password: String?, subscriptions: [SubscriptionConfig], model: String, logger: Logger) throws(MQTTError) {
         self.settings = settings
         self.password = password
-        self.discovery = discovery
         self.logger = logger
+        var homeAssistant = settings.discovery ? HomeAssistant(settings: settings, subscriptions: subscriptions, model: model) : nil
+        var outbox = MQTTOutbox(prefix: settings.prefix, limit: settings.queue)
+        for state in homeAssistant?.initialStates() ?? [] { outbox.add(state) }
+        self.discovery = homeAssistant?.configs ?? []
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw MQTTError(broker: settings.url, call: "pipe", kind: .errno(errno)) }
         for fd in ends { _ = fcntl(fd, F_SETFL, O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         (wakeRead, wakeWrite) = (ends[0], ends[1])
-        shared = Mutex(Shared(outbox: MQTTOutbox(prefix: settings.prefix, limit: settings.queue)))
+        shared = Mutex(Shared(outbox: outbox, homeAssistant: homeAssistant))
         (changes, changesContinuation) = AsyncStream<Change>.makeStream(bufferingPolicy: .bufferingNewest(16))
     }
 
@@ -62,7 +67,10 @@ public final class MQTTBridge: EventSink, Sendable {
     }
 
     public func publish(_ event: BrokerEvent) {
-        shared.withLock { $0.outbox.add(event) }
+        shared.withLock { shared in
+            shared.outbox.add(event)
+            for state in shared.homeAssistant?.apply(event) ?? [] { shared.outbox.add(state) }
+        }
         wake()
     }
 
