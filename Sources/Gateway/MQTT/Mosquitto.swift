@@ -67,7 +67,10 @@ final class MosquittoClient {
         }
         mosquitto_disconnect_callback_set(handle) { _, object, _ in
             guard let object else { return }
-            Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue().session = .closed
+            let client = Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue()
+            // A refused CONNECT is followed by the socket's close: keep the refusal, it says why.
+            if case .refused = client.session { return }
+            client.session = .closed
         }
         if let username {
             try check("mosquitto_username_pw_set", mosquitto_username_pw_set(handle, username, password))

@@ -1,0 +1,211 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// Issue 19: the bridge to a real mosquitto (on a UNIX socket, with a password file), read by a
+    /// real client (`mosquitto_sub`), with gateways on btvirt.
+    @Suite(.serialized)
+    struct MQTTBridge {
+        static let subscription = "namespace = \"den\"\ntype = \"*\"\nmediums = [\"ble\"]\nmode = \"scan\""
+
+        /// A (publisher, on the air) and B (subscriber, bridged to the broker), B's socket watched.
+        struct Pair {
+            let a: GatewayProcess
+            let b: GatewayProcess
+            let watch: SocketClient
+            let publisher: SocketClient
+        }
+
+        static func startPair(folder: TemporaryFolder, broker: MosquittoBroker, prefix: String) async throws -> Pair {
+            let key = TestEnvironment.uniqueAPIKey("mqtt")
+            let a = TestGatewayConfig(apiKey: key, folder: folder, name: "a")
+            var b = TestGatewayConfig(apiKey: key, folder: folder, name: "b")
+            b.subscriptions = [subscription]
+            b.extra = broker.mqttSection(prefix: prefix, clientID: "gw-\(prefix)")
+            let gatewayB = try await b.start()
+            let watch = try SocketClient(path: b.socketPath)
+            for filter in ["found/#", "lost/#", "$SYS/error/#"] { _ = try await watch.request("SUB \(filter)") }
+            let gatewayA = try await a.start()
+            let publisher = try SocketClient(path: a.socketPath)
+            let reply = try await publisher.request("PUB den/door \(Data("open".utf8).base64EncodedString()) mediums=ble mode=broadcast")
+            #expect(reply.hasPrefix("OK "), "PUB answered \(reply)")
+            return Pair(a: gatewayA, b: gatewayB, watch: watch, publisher: publisher)
+        }
+
+        /// The JSON of a socket event line, without the member the socket adds (MQTT has its own retain flag).
+        static func socketJSON(_ line: String) -> String {
+            let json = String(line[line.index(after: line.firstIndex(of: " ")!)...])
+            for flag in [",\"retained\":false}", ",\"retained\":true}"] where json.hasSuffix(flag) {
+                return String(json.dropLast(flag.count)) + "}"
+            }
+            return json
+        }
+
+        /// The payload of a `<retain> <topic> <payload>` line.
+        static func payload(_ line: String) -> String {
+            String(line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false).dropFirst(2).first ?? "")
+        }
+
+        /// The payload of a `<retain> <topic> <payload>` line as a JSON object.
+        static func json(_ line: String) -> [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(payload(line).utf8))) as? [String: Any] ?? [:]
+        }
+
+        static func stats(_ client: SocketClient) async throws -> [String: Any] {
+            let before = client.received.count
+            client.send("GET stats")
+            return try await client.waitForLine(startingWith: "$SYS/stats ", after: before).eventJSON["mqtt"] as? [String: Any] ?? [:]
+        }
+
+        @Test("found/lost reach the broker under the prefix with the socket's JSON; found retained, emptied on lost; HA state follows")
+        func foundAndLostMatchTheSocket() async throws {
+            let folder = try TemporaryFolder("mqtt")
+            let broker = try MosquittoBroker(folder: folder)
+            let mosquitto = try await broker.start()
+            let sub = try await broker.subscribe(["nb/#"])
+            let pair = try await Self.startPair(folder: folder, broker: broker, prefix: "nb")
+            try await sub.waitForMessage("1 nb/status online")
+
+            let found = try await pair.watch.waitForLine(startingWith: "found/den/door ", timeout: .seconds(30))
+            let mqttFound = try await sub.waitForMessage("1 nb/found/den/door ")
+            #expect(Self.payload(mqttFound) == Self.socketJSON(found))
+            try await sub.waitForMessage("1 nb/ha/subscription/1 {\"state\":\"ON\",\"found\":1")
+
+            let before = sub.messages.count
+            pair.publisher.close()   // A's publication goes with its connection: B loses it
+            let lost = try await pair.watch.waitForLine(startingWith: "lost/den/door ", timeout: .seconds(30))
+            let mqttLost = try await sub.waitForMessage("0 nb/lost/den/door ", after: before)
+            #expect(Self.payload(mqttLost) == Self.socketJSON(lost))
+            let cleared = try await sub.waitForMessage("1 nb/found/den/door", after: before)
+            #expect(cleared == "1 nb/found/den/door ", "the retained found is deleted by an empty retained payload")
+            try await sub.waitForMessage("1 nb/ha/subscription/1 {\"state\":\"OFF\",\"found\":0", after: before)
+
+            let stats = try await Self.stats(pair.watch)
+            #expect(stats["connected"] as? Bool == true)
+            #expect(stats["dropped"] as? Int == 0)
+            try await pair.a.stop()
+            try await pair.b.stop()
+            try await sub.waitForMessage("1 nb/status offline", after: before)
+            try await sub.stop(signal: SIGKILL)
+            try await mosquitto.stop(signal: SIGKILL)
+        }
+
+        @Test("Home Assistant discovery: one retained config per entity, with the fields HA's MQTT schema requires for its component")
+        func discoveryPayloads() async throws {
+            let folder = try TemporaryFolder("mqtt-ha")
+            let broker = try MosquittoBroker(folder: folder)
+            let mosquitto = try await broker.start()
+            let sub = try await broker.subscribe(["homeassistant/#", "ha-test/ha/#"])
+            var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("mqtt-ha"), folder: folder, name: "h")
+            config.subscriptions = [Self.subscription, "namespace = \"hall\"\ntype = \"light\""]
+            config.extra = broker.mqttSection(prefix: "ha-test", clientID: "gw-ha")
+            let gateway = try await config.start()
+            try await sub.waitForMessage("1 homeassistant/sensor/gw-ha/errors/config ")
+            try await sub.waitForMessage("1 ha-test/ha/errors ")
+
+            // What HA's MQTT binary_sensor and sensor platforms accept (their documented keys; an
+            // unknown key makes HA refuse the config) and what each needs to work.
+            let common: Set = ["name", "unique_id", "object_id", "state_topic", "value_template", "json_attributes_topic",
+                               "availability_topic", "payload_available", "payload_not_available", "device", "icon", "entity_category"]
+            let allowed: [String: Set<String>] = ["binary_sensor": common.union(["payload_on", "payload_off", "device_class"]),
+                                                  "sensor": common.union(["state_class", "unit_of_measurement", "device_class"])]
+            let configs = sub.messages.filter { $0.hasPrefix("1 homeassistant/") }
+            let topics = configs.map { $0.split(separator: " ")[1] }
+            #expect(Set(topics) == ["homeassistant/binary_sensor/gw-ha/subscription_1/config", "homeassistant/binary_sensor/gw-ha/subscription_2/config",
+                                    "homeassistant/sensor/gw-ha/found/config", "homeassistant/sensor/gw-ha/errors/config"])
+            var uniqueIDs: Set<String> = []
+            for line in configs {
+                let topic = line.split(separator: " ")[1].split(separator: "/")
+                let component = String(topic[1])
+                let json = Self.json(line)
+                #expect(Set(json.keys).isSubset(of: allowed[component] ?? []), "\(line): keys HA does not know: \(Set(json.keys).subtracting(allowed[component] ?? []))")
+                for key in ["name", "unique_id", "state_topic", "availability_topic"] {
+                    #expect((json[key] as? String)?.isEmpty == false, "\(line) lacks \(key)")
+                }
+                uniqueIDs.insert(json["unique_id"] as? String ?? "")
+                #expect(json["availability_topic"] as? String == "ha-test/status")
+                let device = json["device"] as? [String: Any] ?? [:]
+                #expect((device["identifiers"] as? [String])?.isEmpty == false, "\(line): a device needs identifiers")
+                if component == "binary_sensor" {
+                    #expect(json["payload_on"] as? String == "ON" && json["payload_off"] as? String == "OFF")
+                }
+                // The state topic has a retained state the value template can read.
+                let stateTopic = json["state_topic"] as? String ?? ""
+                let state = sub.messages.last { $0.hasPrefix("1 \(stateTopic) ") } ?? ""
+                let field = (json["value_template"] as? String ?? "").replacingOccurrences(of: "{{ value_json.", with: "").replacingOccurrences(of: " }}", with: "")
+                #expect(Self.json(state)[field] != nil, "\(line): no retained \(field) on \(stateTopic) (\(state))")
+            }
+            #expect(uniqueIDs.count == 4)
+            try await gateway.stop()
+            try await sub.stop(signal: SIGKILL)
+            try await mosquitto.stop(signal: SIGKILL)
+        }
+
+        @Test("Broker killed and restarted: $SYS/error/mqtt set then cleared, the found set retained again, nothing crashed")
+        func brokerRestart() async throws {
+            let folder = try TemporaryFolder("mqtt-kill")
+            let broker = try MosquittoBroker(folder: folder)
+            var mosquitto = try await broker.start()
+            let sub = try await broker.subscribe(["rs/found/#"])
+            let pair = try await Self.startPair(folder: folder, broker: broker, prefix: "rs")
+            try await sub.waitForMessage("1 rs/found/den/door ", timeout: .seconds(30))
+            try await sub.stop(signal: SIGKILL)
+
+            try await mosquitto.stop(signal: SIGKILL)
+            let down = try await pair.watch.waitForLine(what: "mqtt error set") {
+                $0.hasPrefix("$SYS/error/mqtt ") && $0.eventJSON["set"] as? Bool == true
+            }
+            #expect((down.eventJSON["message"] as? String)?.contains("unix://\(broker.socketPath)") == true, "\(down)")
+            #expect(try await pair.watch.request("PING") == "PONG")
+
+            // No persistence: the new broker knows nothing until the gateway republishes.
+            let after = pair.watch.received.count
+            mosquitto = try await broker.start()
+            try await pair.watch.waitForLine(after: after, timeout: .seconds(20), what: "mqtt error cleared") {
+                $0.hasPrefix("$SYS/error/mqtt ") && $0.eventJSON["set"] as? Bool == false
+            }
+            let late = try await broker.subscribe(["rs/found/#"])
+            try await late.waitForMessage("1 rs/found/den/door ")
+            let stats = try await Self.stats(pair.watch)
+            #expect(stats["connected"] as? Bool == true)
+            #expect((stats["connect_attempts"] as? Int ?? 0) >= 2)
+            #expect(pair.a.isRunning && pair.b.isRunning)
+            try await late.stop(signal: SIGKILL)
+            try await pair.a.stop()
+            #expect(try await pair.b.stop() == 0)
+            try await mosquitto.stop(signal: SIGKILL)
+        }
+
+        @Test("Wrong password: $SYS/error/mqtt says the broker refused it; attempts back off (no tight loop); the gateway keeps serving")
+        func wrongPassword() async throws {
+            let folder = try TemporaryFolder("mqtt-pw")
+            let broker = try MosquittoBroker(folder: folder)
+            let mosquitto = try await broker.start()
+            var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("mqtt-pw"), folder: folder, name: "w")
+            config.extra = broker.mqttSection(prefix: "pw", clientID: "gw-pw", password: "not-the-password")
+            let gateway = try await config.start()
+            let watch = try SocketClient(path: config.socketPath)
+            _ = try await watch.request("SUB $SYS/error/#")
+            let error = try await watch.waitForLine(what: "mqtt error set") {
+                $0.hasPrefix("$SYS/error/mqtt ") && $0.eventJSON["set"] as? Bool == true
+            }
+            let message = error.eventJSON["message"] as? String ?? ""
+            #expect(message.contains("refused the connection") && message.contains("not authorised"), "\(error)")
+
+            // Attempts at 0, 1, 3, 7 s…: a third one comes no sooner than ~3 s after the first.
+            let clock = ContinuousClock()
+            let start = clock.now
+            let deadline = start + .seconds(20)
+            var attempts = 0
+            while attempts < 3, clock.now < deadline {
+                attempts = try await Self.stats(watch)["connect_attempts"] as? Int ?? 0
+                if attempts < 3 { try await Task.sleep(for: .milliseconds(200)) }   // polling, with the deadline above
+            }
+            #expect(attempts >= 3)
+            #expect(clock.now - start >= .milliseconds(2500), "\(attempts) attempts within \(clock.now - start)")
+            #expect(try await watch.request("PING") == "PONG")
+            #expect(try await gateway.stop() == 0)
+            try await mosquitto.stop(signal: SIGKILL)
+        }
+    }
+}
