@@ -207,5 +207,38 @@ extension EndToEnd {
             #expect(try await gateway.stop() == 0)
             try await mosquitto.stop(signal: SIGKILL)
         }
+
+        @Test("mqtts:// on loopback TCP: connects with the test CA and publishes; a CA that did not sign the broker is an error naming TLS")
+        func tlsWithATestCA() async throws {
+            let folder = try TemporaryFolder("mqtt-tls")
+            let broker = try MosquittoBroker(folder: folder, tls: true)
+            let mosquitto = try await broker.start()
+            let sub = try await broker.subscribe(["tls/status", "bad/status"])
+            let port = try #require(broker.tlsPort)
+            var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("mqtt-tls"), folder: folder, name: "t")
+            config.extra = broker.mqttSection(prefix: "tls", clientID: "gw-tls")
+                .replacingOccurrences(of: "unix://\(broker.socketPath)", with: "mqtts://127.0.0.1:\(port)") + "\nca_file = \"\(broker.caFile)\"\n"
+            let gateway = try await config.start()
+            try await sub.waitForMessage("1 tls/status online")
+            let watch = try SocketClient(path: config.socketPath)
+            #expect(try await Self.stats(watch)["connected"] as? Bool == true)
+
+            var wrong = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("mqtt-tls"), folder: folder, name: "u")
+            wrong.extra = broker.mqttSection(prefix: "bad", clientID: "gw-bad")
+                .replacingOccurrences(of: "unix://\(broker.socketPath)", with: "mqtts://127.0.0.1:\(port)") + "\nca_file = \"\(folder.path("other-ca.crt"))\"\n"
+            let refused = try await wrong.start()
+            let other = try SocketClient(path: wrong.socketPath)
+            _ = try await other.request("SUB $SYS/error/#")
+            let error = try await other.waitForLine(what: "mqtt error set") {
+                $0.hasPrefix("$SYS/error/mqtt ") && $0.eventJSON["set"] as? Bool == true
+            }
+            let message = error.eventJSON["message"] as? String ?? ""
+            #expect(message.contains("mqtts://127.0.0.1:\(port)") && message.contains("TLS"), "\(error)")
+            #expect(!sub.messages.contains { $0.hasPrefix("1 bad/status online") })
+            try await refused.stop()
+            try await gateway.stop()
+            try await sub.stop(signal: SIGKILL)
+            try await mosquitto.stop(signal: SIGKILL)
+        }
     }
 }

@@ -9,11 +9,28 @@ final class MosquittoBroker: Sendable {
 
     let folder: TemporaryFolder
     let socketPath: String
+    /// With `tls`: a second listener, TLS on 127.0.0.1, its certificate signed by a CA made for the test.
+    let tlsPort: Int?
+    var caFile: String { folder.path("ca.crt") }
     private let configPath: String
 
-    init(folder: TemporaryFolder) throws {
+    init(folder: TemporaryFolder, tls: Bool = false) throws {
         self.folder = folder
         socketPath = folder.path("mqtt.sock")
+        var tlsListener = ""
+        if tls {
+            let port = try Self.freeLoopbackPort()
+            try Self.makeCertificates(in: folder)
+            tlsListener = """
+                listener \(port) 127.0.0.1
+                cafile \(folder.path("ca.crt"))
+                certfile \(folder.path("server.crt"))
+                keyfile \(folder.path("server.key"))
+                """
+            tlsPort = port
+        } else {
+            tlsPort = nil
+        }
         let passwords = folder.path("passwd")
         let tool = Process()
         tool.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_passwd")
@@ -30,8 +47,45 @@ final class MosquittoBroker: Sendable {
             log_dest stderr
             log_type all
             \(getuid() == 0 ? "user root" : "")
+            \(tlsListener)
 
             """)
+    }
+
+    /// A CA for this test only, and the broker's certificate for 127.0.0.1 signed by it (openssl).
+    static func makeCertificates(in folder: TemporaryFolder) throws {
+        _ = try folder.write("san.ext", "subjectAltName=IP:127.0.0.1\n")
+        let script = """
+            set -e
+            cd '\(folder.path(""))'
+            openssl req -x509 -new -nodes -newkey rsa:2048 -keyout ca.key -out ca.crt -days 2 -subj /CN=nearby-test-ca
+            openssl req -new -nodes -newkey rsa:2048 -keyout server.key -out server.csr -subj /CN=127.0.0.1
+            openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile san.ext
+            openssl req -x509 -new -nodes -newkey rsa:2048 -keyout other-ca.key -out other-ca.crt -days 2 -subj /CN=not-the-broker-ca
+            """
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: "/bin/sh")
+        tool.arguments = ["-c", script]
+        tool.standardOutput = FileHandle.nullDevice
+        tool.standardError = FileHandle.nullDevice
+        try tool.run()
+        tool.waitUntilExit()
+        guard tool.terminationStatus == 0 else { throw TimeoutError(description: "openssl could not make the test CA") }
+    }
+
+    /// A port the kernel just handed out on 127.0.0.1 (free unless taken in the instant after).
+    static func freeLoopbackPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw TimeoutError(description: "no free port on 127.0.0.1") }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Starts the broker and waits until it listens.
