@@ -6,8 +6,11 @@ struct HomeAssistant {
     let settings: MQTTSettings
     let subscriptions: [SubscriptionConfig]
     let model: String
-    /// Found entries by the manager's retain key: namespace and type.
-    private var found: [String: (namespace: String, type: String)] = [:]
+    /// Found entries by the manager's retain key: the subscriptions (indices) each one matches.
+    private var found: [String: [Int]] = [:]
+    /// Per subscription, how many found entries match it (kept as entries come and go, so an event
+    /// costs a look at the subscriptions, not at the whole found set).
+    private var matching: [Int]
     private var errors: Set<String> = []
     private var published: [String: String] = [:]
 
@@ -15,6 +18,7 @@ struct HomeAssistant {
         self.settings = settings
         self.subscriptions = subscriptions
         self.model = model
+        self.matching = Array(repeating: 0, count: subscriptions.count)
     }
 
     /// The node id: the client id with what HA allows in a topic level and an id (`[a-zA-Z0-9_-]`).
@@ -81,10 +85,16 @@ struct HomeAssistant {
     mutating func apply(_ event: BrokerEvent) -> [BrokerEvent] {
         switch event.retain {
         case .set(let key) where event.topic.hasPrefix("found/"):
+            guard found[key] == nil else { return states() }   // a refresh of an entry already counted
             let parts = event.topic.dropFirst("found/".count).split(separator: "/", maxSplits: 1)
-            found[key] = (String(parts.first ?? ""), parts.count > 1 ? String(parts[1]) : "")
+            let (namespace, type) = (String(parts.first ?? ""), parts.count > 1 ? String(parts[1]) : "")
+            let indices = subscriptions.indices.filter {
+                subscriptions[$0].namespace == namespace && (subscriptions[$0].type == "*" || subscriptions[$0].type == type)
+            }
+            found[key] = indices
+            for index in indices { matching[index] += 1 }
         case .clear(let key) where event.topic.hasPrefix("lost/"):
-            found[key] = nil
+            for index in found.removeValue(forKey: key) ?? [] { matching[index] -= 1 }
         case .set where event.topic.hasPrefix("$SYS/error/"):
             errors.insert(String(event.topic.dropFirst("$SYS/error/".count)))
         case .clear where event.topic.hasPrefix("$SYS/error/"):
@@ -104,7 +114,7 @@ struct HomeAssistant {
             events.append(BrokerEvent(topic: topic, json: json, retain: .set(topic)))
         }
         for (index, subscription) in subscriptions.enumerated() {
-            let count = found.values.filter { $0.namespace == subscription.namespace && (subscription.type == "*" || $0.type == subscription.type) }.count
+            let count = matching[index]
             var json = JSONObjectWriter()
             json.add("state", count > 0 ? "ON" : "OFF")
             json.add("found", count)

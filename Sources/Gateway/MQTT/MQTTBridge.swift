@@ -37,6 +37,8 @@ public final class MQTTBridge: EventSink, Sendable {
         var homeAssistant: HomeAssistant?
         var statistics = MQTTBridgeStatistics()
         var shutdown = false
+        /// A byte is in the wake pipe (or about to be): a burst of events costs one write and one wake-up.
+        var wakePending = false
         var thread: DispatchSemaphore?
     }
     private let shared: Mutex<Shared>
@@ -67,11 +69,13 @@ public final class MQTTBridge: EventSink, Sendable {
     }
 
     public func publish(_ event: BrokerEvent) {
-        shared.withLock { shared in
+        let wakeNow = shared.withLock { shared -> Bool in
             shared.outbox.add(event)
             for state in shared.homeAssistant?.apply(event) ?? [] { shared.outbox.add(state) }
+            defer { shared.wakePending = true }
+            return !shared.wakePending
         }
-        wake()
+        if wakeNow { wake() }
     }
 
     public var statistics: MQTTBridgeStatistics {
@@ -127,7 +131,9 @@ public final class MQTTBridge: EventSink, Sendable {
     func update(_ body: (inout MQTTBridgeStatistics) -> Void) { shared.withLock { body(&$0.statistics) } }
     func report(_ change: Change) { changesContinuation.yield(change) }
 
+    /// Empties the wake pipe; events published from here on write to it again.
     func drainWake() {
+        shared.withLock { $0.wakePending = false }
         var buffer = [UInt8](repeating: 0, count: 64)
         while read(wakeRead, &buffer, buffer.count) > 0 {}
     }

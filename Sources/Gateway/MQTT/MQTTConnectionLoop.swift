@@ -17,6 +17,10 @@ final class MQTTConnectionLoop {
     private var link = Link.down
     private var backoffSeconds = 1
     private var nextAttempt: UInt64 = 0
+    /// When the current attempt began: a broker that never answers (a firewall dropping packets) is
+    /// given up after `connectTimeout` instead of holding the link in `connecting` for ever.
+    private var attemptStarted: UInt64 = 0
+    private static let connectTimeout: UInt64 = 10_000_000_000
     /// The last failure reported, so that the same one is not reported on every attempt.
     private var reported: MQTTError?
 
@@ -55,6 +59,7 @@ final class MQTTConnectionLoop {
         do throws(MQTTError) {
             try client.connect(host: host, port: port, keepalive: settings.keepaliveS)
             link = .connecting
+            attemptStarted = Self.now()
         } catch {
             failed(error)
         }
@@ -83,6 +88,8 @@ final class MQTTConnectionLoop {
         case .accepted where link == .connecting: connected()
         case .refused: failed(client.refusal!)
         case .closed: failed(MQTTError(broker: settings.url, call: "connection", kind: .library(code: 7, text: "the connection was closed")))
+        case .connecting where Self.now() - attemptStarted > Self.connectTimeout:
+            failed(MQTTError(broker: settings.url, call: "CONNECT", kind: .setup("no answer within \(Self.connectTimeout / 1_000_000_000) s")))
         default: break
         }
     }
@@ -97,9 +104,9 @@ final class MQTTConnectionLoop {
         var first = [MQTTMessage(topic: settings.availabilityTopic, payload: "online", retain: true)]
         first += bridge.discoveryMessages
         send(first)
-        send(bridge.takeQueued())
+        if link == .up { send(bridge.takeQueued()) }
         // The broker may have restarted without persistence: the found set and `$SYS` state again.
-        send(bridge.retainedState())
+        if link == .up { send(bridge.retainedState()) }
     }
 
     private func flushQueue() {
@@ -107,7 +114,7 @@ final class MQTTConnectionLoop {
     }
 
     private func send(_ messages: [MQTTMessage]) {
-        guard !messages.isEmpty else { return }
+        guard !messages.isEmpty, link == .up else { return }
         do throws(MQTTError) {
             for message in messages {
                 try client.publish(topic: message.topic, payload: message.payload, qos: settings.qos, retain: message.retain)

@@ -44,6 +44,7 @@ import Testing
         #expect(window.map(\.topic) == ["ha/subscription/1", "ha/found"])   // not the "door" one
         #expect(try Self.object(window[0].json)["state"] as? String == "ON")
         #expect(window[1].json == "{\"found\":1}")
+        #expect(ha.apply(BrokerEvent(topic: "found/room/window", json: "{}", retain: .set("w"))).isEmpty)   // the same entry again
         #expect(ha.apply(BrokerEvent(topic: "found/room/door", json: "{}", retain: .set("d"))).map(\.topic)
                 == ["ha/subscription/1", "ha/subscription/2", "ha/found"])
         #expect(ha.apply(BrokerEvent(topic: "found/other/x", json: "{}", retain: .set("o"))).map(\.topic) == ["ha/found"])
