@@ -240,5 +240,57 @@ extension EndToEnd {
             try await sub.stop(signal: SIGKILL)
             try await mosquitto.stop(signal: SIGKILL)
         }
+
+        @Test("Commands over MQTT: answered on <prefix>/cmd/reply with commands = true, a PUB ends with the broker connection; ignored by default")
+        func commands() async throws {
+            let folder = try TemporaryFolder("mqtt-cmd")
+            let broker = try MosquittoBroker(folder: folder)
+            var mosquitto = try await broker.start()
+            let sub = try await broker.subscribe(["on/status", "on/cmd/reply", "on/$SYS/background", "off/status", "off/cmd/reply"])
+            var on = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("mqtt-cmd"), folder: folder, name: "on")
+            on.extra = broker.mqttSection(prefix: "on", clientID: "gw-on") + "\ncommands = true\n"
+            var off = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("mqtt-cmd"), folder: folder, name: "off")
+            off.extra = broker.mqttSection(prefix: "off", clientID: "gw-off")
+            let gatewayOn = try await on.start()
+            let gatewayOff = try await off.start()
+            try await sub.waitForMessage("1 on/status online")
+            try await sub.waitForMessage("1 off/status online")
+
+            try broker.publish("on/cmd", "SET background off")
+            try await sub.waitForMessage("0 on/cmd/reply OK")
+            try await sub.waitForMessage("1 on/$SYS/background {\"background\":false}")
+            let content = Data("from mqtt".utf8).base64EncodedString()
+            try broker.publish("on/cmd", "PUB den/mq \(content) mediums=ble mode=broadcast")
+            let published = try await sub.waitForMessage("0 on/cmd/reply OK p")
+            try broker.publish("on/cmd", "SUB found/#")
+            try await sub.waitForMessage("0 on/cmd/reply ERR bad-argument")
+            let socket = try SocketClient(path: on.socketPath)
+            #expect(try await socket.request("GET publications").contains("\"type\":\"mq\""), "\(published)")
+
+            // Read-only by default: the same command to "off" changes nothing and gets no answer
+            // ("on" answering a later command shows the broker has delivered the earlier ones).
+            try broker.publish("off/cmd", "SET background off")
+            try broker.publish("on/cmd", "PING")
+            try await sub.waitForMessage("0 on/cmd/reply PONG")
+            #expect(!sub.messages.contains { $0.hasPrefix("0 off/cmd/reply") })
+            let offSocket = try SocketClient(path: off.socketPath)
+            #expect(try await offSocket.request("GET background") == "OK on")
+
+            // The publication lives with the broker connection it came over.
+            try await mosquitto.stop(signal: SIGKILL)
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(15)
+            var gone = false
+            while !gone, clock.now < deadline {
+                gone = try await !socket.request("GET publications").contains("\"type\":\"mq\"")
+                if !gone { try await Task.sleep(for: .milliseconds(200)) }   // polling, with the deadline above
+            }
+            #expect(gone, "the MQTT publication outlived its connection")
+            mosquitto = try await broker.start()
+            try await gatewayOn.stop()
+            try await gatewayOff.stop()
+            try await sub.stop(signal: SIGKILL)
+            try await mosquitto.stop(signal: SIGKILL)
+        }
     }
 }

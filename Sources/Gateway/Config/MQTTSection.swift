@@ -56,9 +56,7 @@ enum MQTTSection {
         settings.queue = reader.integer(table, "queue", prefix: "mqtt", range: 1...100_000)?.value ?? settings.queue
         settings.reconnectMaxS = reader.integer(table, "reconnect_max_s", prefix: "mqtt", range: 1...3600, unit: " s")?.value ?? settings.reconnectMaxS
         settings.discovery = reader.boolean(table, "discovery", prefix: "mqtt")?.value ?? settings.discovery
-        if let (on, line) = reader.boolean(table, "commands", prefix: "mqtt"), on {
-            reader.problem(line, "mqtt.commands", "commands over MQTT are not built yet: the bridge is read-only (docs/mqtt.md)")
-        }
+        settings.commands = reader.boolean(table, "commands", prefix: "mqtt")?.value ?? settings.commands
         return reader.problems.count == before ? settings : nil
     }
 

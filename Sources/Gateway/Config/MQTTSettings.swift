@@ -28,6 +28,8 @@ public struct MQTTSettings: Sendable, Equatable {
     /// Home Assistant discovery on/off, and its topic prefix.
     public var discovery: Bool
     public var discoveryPrefix: String
+    /// Commands on `<prefix>/cmd` (answered on `<prefix>/cmd/reply`); off = a read-only bridge.
+    public var commands: Bool = false
 
     /// `<prefix>/status`: `online` while connected, `offline` (the last will) otherwise.
     public var availabilityTopic: String { "\(prefix)/status" }

@@ -20,10 +20,22 @@ public struct MQTTBridgeStatistics: Sendable, Equatable {
 /// any thread and never blocks; one dedicated thread owns the libmosquitto client, connects, reconnects
 /// with back-off and publishes. Connection changes come out of `changes`, for the manager's error state.
 public final class MQTTBridge: EventSink, Sendable {
+    /// Connection changes and commands, in the order they happened: a command of a connection
+    /// always comes before that connection's `disconnected`.
     public enum Change: Sendable, Equatable {
-        case connected
+        /// Connection `n` (counted from 1) is up.
+        case connected(UInt64)
         case disconnected(MQTTError)
+        /// A line received on `<prefix>/cmd` over connection `n` (only with `commands = true`).
+        case command([UInt8], connection: UInt64)
     }
+
+    /// Socket client ids start at 1; MQTT connections' ids start here, so their publications never
+    /// mix with a socket client's.
+    static let commandClientBase: UInt64 = 1 << 40
+
+    var commandTopic: String { "\(settings.prefix)/cmd" }
+    var replyTopic: String { "\(settings.prefix)/cmd/reply" }
 
     let settings: MQTTSettings
     private let password: String?
@@ -60,7 +72,7 @@ public final class MQTTBridge: EventSink, Sendable {
         for fd in ends { _ = fcntl(fd, F_SETFL, O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         (wakeRead, wakeWrite) = (ends[0], ends[1])
         shared = Mutex(Shared(outbox: outbox, homeAssistant: homeAssistant))
-        (changes, changesContinuation) = AsyncStream<Change>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        (changes, changesContinuation) = AsyncStream<Change>.makeStream(bufferingPolicy: .bufferingNewest(256))
     }
 
     deinit {
@@ -72,6 +84,16 @@ public final class MQTTBridge: EventSink, Sendable {
         let wakeNow = shared.withLock { shared -> Bool in
             shared.outbox.add(event)
             for state in shared.homeAssistant?.apply(event) ?? [] { shared.outbox.add(state) }
+            defer { shared.wakePending = true }
+            return !shared.wakePending
+        }
+        if wakeNow { wake() }
+    }
+
+    /// The answer to a command, to `<prefix>/cmd/reply` (queued like an event).
+    func reply(_ line: String) {
+        let wakeNow = shared.withLock { shared -> Bool in
+            shared.outbox.enqueue(MQTTMessage(topic: replyTopic, payload: line, retain: false))
             defer { shared.wakePending = true }
             return !shared.wakePending
         }

@@ -23,6 +23,8 @@ final class MQTTConnectionLoop {
     private static let connectTimeout: UInt64 = 10_000_000_000
     /// The last failure reported, so that the same one is not reported on every attempt.
     private var reported: MQTTError?
+    /// Counts connections, so commands and their publications are tied to the one they came over.
+    private var connection: UInt64 = 0
 
     init(bridge: MQTTBridge, client: MosquittoClient) {
         self.bridge = bridge
@@ -84,6 +86,9 @@ final class MQTTConnectionLoop {
             failed(client.refusal ?? error)
             return
         }
+        for message in client.takeMessages() where settings.commands && message.topic == bridge.commandTopic {
+            bridge.report(.command(message.payload, connection: connection))
+        }
         switch client.session {
         case .accepted where link == .connecting: connected()
         case .refused: failed(client.refusal!)
@@ -100,7 +105,16 @@ final class MQTTConnectionLoop {
         reported = nil
         bridge.update { $0.connected = true }
         logger.notice("mqtt connected", metadata: ["broker": "\(settings.url)", "client_id": "\(settings.clientID)"])
-        bridge.report(.connected)
+        connection += 1
+        bridge.report(.connected(connection))
+        if settings.commands {
+            do throws(MQTTError) {
+                try client.subscribe(bridge.commandTopic, qos: settings.qos)
+            } catch {
+                failed(error)
+                return
+            }
+        }
         var first = [MQTTMessage(topic: settings.availabilityTopic, payload: "online", retain: true)]
         first += bridge.discoveryMessages
         send(first)

@@ -51,7 +51,7 @@ struct MQTTOutbox {
         return latest.sorted { $0.value.first < $1.value.first }.map { MQTTMessage(topic: topic($0.key), payload: $0.value.json, retain: true) }
     }
 
-    private mutating func enqueue(_ message: MQTTMessage) {
+    mutating func enqueue(_ message: MQTTMessage) {
         if queued >= limit {
             head += 1
             dropped += 1

@@ -44,6 +44,8 @@ final class MosquittoClient {
     private let handle: OpaquePointer
     /// Set by libmosquitto's callbacks, which run inside `loopRead` on this same thread.
     private(set) var session = Session.closed
+    /// Messages received on subscribed topics (topic, payload bytes), taken by `takeMessages`.
+    private var received: [(topic: String, payload: [UInt8])] = []
 
     private static let initialised: Bool = {
         mosquitto_lib_init()
@@ -71,6 +73,14 @@ final class MosquittoClient {
             // A refused CONNECT is followed by the socket's close: keep the refusal, it says why.
             if case .refused = client.session { return }
             client.session = .closed
+        }
+        mosquitto_message_callback_set(handle) { _, object, message in
+            guard let object, let message else { return }
+            let client = Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue()
+            let topic = message.pointee.topic.map { String(cString: $0) } ?? ""
+            let count = Int(max(message.pointee.payloadlen, 0))
+            let payload = message.pointee.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []
+            client.received.append((topic, payload))
         }
         if let username {
             try check("mosquitto_username_pw_set", mosquitto_username_pw_set(handle, username, password))
@@ -118,6 +128,16 @@ final class MosquittoClient {
             mosquitto_publish(handle, nil, topic, Int32(strlen(bytes)), bytes, Int32(qos), retain)
         }
         try check("mosquitto_publish", code)
+    }
+
+    func subscribe(_ filter: String, qos: Int) throws(MQTTError) {
+        try check("mosquitto_subscribe", mosquitto_subscribe(handle, nil, filter, Int32(qos)))
+    }
+
+    /// What arrived on subscribed topics since the last call, in order.
+    func takeMessages() -> [(topic: String, payload: [UInt8])] {
+        defer { received.removeAll() }
+        return received
     }
 
     /// Queues DISCONNECT (sent by the next `loopWrite`) and forgets the session.

@@ -106,18 +106,44 @@ struct GatewayParts: Sendable {
         }
     }
 
-    /// The bridge's connection changes become `$SYS/error/mqtt`, set and cleared, in order.
+    /// The bridge's connection changes become `$SYS/error/mqtt`, set and cleared, in order; its
+    /// commands are answered like a socket client's, and what a connection published ends with it.
     func runMQTT() async {
         guard let mqtt else { return }
+        var connection: UInt64?
         for await change in mqtt.changes {
             switch change {
-            case .connected:
+            case .connected(let number):
+                connection = number
                 await manager.setError(.mqtt, false, cause: "connected to \(mqtt.settings.url)")
+            case .command(let line, let number):
+                let client = ClientInfo(id: ClientID(rawValue: MQTTBridge.commandClientBase + number))
+                if let reply = await answer(line, client: client) { mqtt.reply(reply) }
             case .disconnected(let error):
+                if let number = connection { await manager.clientGone(Int(MQTTBridge.commandClientBase + number)) }
+                connection = nil
                 let code: Int32? = if case .errno(let code) = error.kind { code } else { nil }
                 await manager.setError(.mqtt, true, cause: "\(error)", device: mqtt.settings.url, errno: code)
             }
         }
+    }
+
+    /// A command line received over MQTT, answered as the socket would (SUB and UNSUB are the socket's).
+    private func answer(_ line: [UInt8], client: ClientInfo) async -> String? {
+        let reply: String
+        do {
+            switch try SocketCommand.parse(line) {
+            case nil: return nil
+            case .ping: reply = ReplyLine.pong
+            case .subscribe, .unsubscribe:
+                reply = ReplyLine.error(.badArgument, "SUB and UNSUB belong to the socket; subscribe on the MQTT broker instead")
+            case .request(let request):
+                reply = ReplyLine.encode(await manager.handle(request, client: client, clients: broker.statistics.clients))
+            }
+        } catch {
+            reply = ReplyLine.error(error)
+        }
+        return String(reply.dropLast())   // without the socket's newline
     }
 
     func runAudio() async {

@@ -110,6 +110,16 @@ final class MosquittoBroker: Sendable {
         return process
     }
 
+    /// `mosquitto_pub` of one message (QoS 1: it returns once the broker has it).
+    func publish(_ topic: String, _ message: String) throws {
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
+        tool.arguments = ["--unix", socketPath, "-u", Self.user, "-P", Self.password, "-q", "1", "-t", topic, "-m", message]
+        try tool.run()
+        tool.waitUntilExit()
+        guard tool.terminationStatus == 0 else { throw TimeoutError(description: "mosquitto_pub to \(topic) failed") }
+    }
+
     func mqttSection(prefix: String, clientID: String, password: String = MosquittoBroker.password) -> String {
         """
         [mqtt]

@@ -58,7 +58,7 @@ import Testing
             prefix = "$bad/"
             qos = 2
             queue = 0
-            commands = true
+            commands = "yes"
             keepalive_z = 10
             """)
         #expect(problems == [
@@ -67,7 +67,7 @@ import Testing
             "6: mqtt.prefix: must not start with $ (reserved by brokers)",
             "7: mqtt.qos: 2 is out of range 0…1",
             "8: mqtt.queue: 0 is out of range 1…100000",
-            "9: mqtt.commands: commands over MQTT are not built yet: the bridge is read-only (docs/mqtt.md)",
+            "9: mqtt.commands: expected true or false, found string",
             "10: mqtt.keepalive_z: unknown key (did you mean keepalive_s?)",
         ])
         #expect(ConfigFixture.problems(Self.base + "[mqtt]\nprefix = \"x\"\n").first?.hasPrefix("3: mqtt.url: missing") == true)
