@@ -93,3 +93,12 @@ public struct MQTTSettings: Sendable, Equatable {
         init(_ message: String) { self.message = message }
     }
 }
+
+/// Printed anywhere (logs, errors), the settings never show the password.
+extension MQTTSettings: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String {
+        "MQTTSettings(\(url), client_id \(clientID), prefix \(prefix), user \(username ?? "none"), password \(password == nil ? "none" : "<redacted>"))"
+    }
+
+    public var debugDescription: String { description }
+}

@@ -44,6 +44,8 @@ import Testing
         #expect(mqtt == MQTTSettings(url: "mqtt://broker.lan", transport: .tcp(host: "broker.lan", port: 1883), clientID: "gw-kitchen",
                                      username: "gw", password: "pw", prefix: "house/nearby", qos: 1, keepaliveS: 30, queue: 50,
                                      reconnectMaxS: 10, discovery: false, discoveryPrefix: "ha"))
+        #expect(!"\(mqtt)".contains("pw\"") && !String(reflecting: mqtt).contains(", password pw"))
+        #expect("\(mqtt)".contains("password <redacted>"))
         let (minimal, _) = try ConfigFixture.load(Self.base + "[mqtt]\nurl = \"unix:///run/m.sock\"\n")
         #expect(minimal.mqtt?.prefix == "nearby")
         #expect(minimal.mqtt?.queue == 1000)
