@@ -95,12 +95,13 @@ extension EndToEnd {
             let folder = try TemporaryFolder("mqtt-ha")
             let broker = try MosquittoBroker(folder: folder)
             let mosquitto = try await broker.start()
-            let sub = try await broker.subscribe(["homeassistant/#", "ha-test/ha/#"])
+            let sub = try await broker.subscribe(["homeassistant/#", "ha-test/ha/#", "ha-test/$SYS/#"])
             var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("mqtt-ha"), folder: folder, name: "h")
             config.subscriptions = [Self.subscription, "namespace = \"hall\"\ntype = \"light\""]
-            config.extra = broker.mqttSection(prefix: "ha-test", clientID: "gw-ha")
+            config.extra = broker.mqttSection(prefix: "ha-test", clientID: "gw-ha") + "\ncommands = true\n"
             let gateway = try await config.start()
-            try await sub.waitForMessage("1 homeassistant/sensor/gw-ha/errors/config ")
+            try await sub.waitForMessage("1 homeassistant/switch/gw-ha/permission/config ")
+            try await sub.waitForMessage("1 ha-test/$SYS/permission ")
             try await sub.waitForMessage("1 ha-test/ha/errors ")
 
             // What HA's MQTT binary_sensor and sensor platforms accept (their documented keys; an
@@ -108,11 +109,13 @@ extension EndToEnd {
             let common: Set = ["name", "unique_id", "object_id", "state_topic", "value_template", "json_attributes_topic",
                                "availability_topic", "payload_available", "payload_not_available", "device", "icon", "entity_category"]
             let allowed: [String: Set<String>] = ["binary_sensor": common.union(["payload_on", "payload_off", "device_class"]),
-                                                  "sensor": common.union(["state_class", "unit_of_measurement", "device_class"])]
+                                                  "sensor": common.union(["state_class", "unit_of_measurement", "device_class"]),
+                                                  "switch": common.union(["command_topic", "payload_on", "payload_off", "state_on", "state_off", "device_class"])]
             let configs = sub.messages.filter { $0.hasPrefix("1 homeassistant/") }
             let topics = configs.map { $0.split(separator: " ")[1] }
             #expect(Set(topics) == ["homeassistant/binary_sensor/gw-ha/subscription_1/config", "homeassistant/binary_sensor/gw-ha/subscription_2/config",
-                                    "homeassistant/sensor/gw-ha/found/config", "homeassistant/sensor/gw-ha/errors/config"])
+                                    "homeassistant/sensor/gw-ha/found/config", "homeassistant/sensor/gw-ha/errors/config",
+                                    "homeassistant/switch/gw-ha/background/config", "homeassistant/switch/gw-ha/permission/config"])
             var uniqueIDs: Set<String> = []
             for line in configs {
                 let topic = line.split(separator: " ")[1].split(separator: "/")
@@ -129,13 +132,23 @@ extension EndToEnd {
                 if component == "binary_sensor" {
                     #expect(json["payload_on"] as? String == "ON" && json["payload_off"] as? String == "OFF")
                 }
+                if component == "switch" {
+                    // HA sends payload_on/off to command_topic: each must be a command the gateway takes.
+                    #expect(json["command_topic"] as? String == "ha-test/cmd")
+                    for payload in [json["payload_on"], json["payload_off"]] {
+                        #expect((payload as? String)?.hasPrefix("SET ") == true, "\(line)")
+                    }
+                    continue   // its value template is Jinja over $SYS JSON, checked below by the key it reads
+                }
                 // The state topic has a retained state the value template can read.
                 let stateTopic = json["state_topic"] as? String ?? ""
                 let state = sub.messages.last { $0.hasPrefix("1 \(stateTopic) ") } ?? ""
                 let field = (json["value_template"] as? String ?? "").replacingOccurrences(of: "{{ value_json.", with: "").replacingOccurrences(of: " }}", with: "")
                 #expect(Self.json(state)[field] != nil, "\(line): no retained \(field) on \(stateTopic) (\(state))")
             }
-            #expect(uniqueIDs.count == 4)
+            #expect(uniqueIDs.count == 6)
+            #expect(Self.json(sub.messages.last { $0.hasPrefix("1 ha-test/$SYS/background ") } ?? "")["background"] is Bool)
+            #expect(Self.json(sub.messages.last { $0.hasPrefix("1 ha-test/$SYS/permission ") } ?? "")["permission"] is String)
             try await gateway.stop()
             try await sub.stop(signal: SIGKILL)
             try await mosquitto.stop(signal: SIGKILL)

@@ -51,6 +51,28 @@ struct HomeAssistant {
             $0.add("entity_category", "diagnostic")
             $0.add("icon", "mdi:alert-circle-outline")
         })
+        // With commands on, background mode and permission are switches: HA sends the socket's SET
+        // line to `<prefix>/cmd` and reads the state from the bridged `$SYS` topic.
+        if settings.commands {
+            messages.append(config("switch", "background", name: "Background mode", state: "$SYS/background",
+                                   value: "{{ 'ON' if value_json.background else 'OFF' }}") {
+                $0.add("command_topic", "\(settings.prefix)/cmd")
+                $0.add("payload_on", "SET background on")
+                $0.add("payload_off", "SET background off")
+                $0.add("state_on", "ON")
+                $0.add("state_off", "OFF")
+                $0.add("entity_category", "config")
+            })
+            messages.append(config("switch", "permission", name: "Permission", state: "$SYS/permission",
+                                   value: "{{ 'ON' if value_json.permission == 'granted' else 'OFF' }}") {
+                $0.add("command_topic", "\(settings.prefix)/cmd")
+                $0.add("payload_on", "SET permission granted")
+                $0.add("payload_off", "SET permission denied")
+                $0.add("state_on", "ON")
+                $0.add("state_off", "OFF")
+                $0.add("entity_category", "config")
+            })
+        }
         return messages
     }
 

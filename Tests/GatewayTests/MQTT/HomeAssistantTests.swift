@@ -34,6 +34,18 @@ import Testing
         #expect(Set(configs.map { (try? Self.object($0.payload))?["unique_id"] as? String }).count == 4)
     }
 
+    @Test func switchesOnlyWithCommands() throws {
+        #expect(!HomeAssistant(settings: Self.settings, subscriptions: [], model: "sim").configs.contains { $0.topic.contains("/switch/") })
+        var settings = Self.settings
+        settings.commands = true
+        let switches = HomeAssistant(settings: settings, subscriptions: [], model: "sim").configs.filter { $0.topic.contains("/switch/") }
+        #expect(switches.map(\.topic) == ["homeassistant/switch/gw_kitchen_1/background/config", "homeassistant/switch/gw_kitchen_1/permission/config"])
+        let background = try Self.object(switches[0].payload)
+        #expect(background["command_topic"] as? String == "nb/cmd")
+        #expect(background["payload_on"] as? String == "SET background on")
+        #expect(background["state_topic"] as? String == "nb/$SYS/background")
+    }
+
     @Test func aSubscriptionIsOnWhileAMatchingMessageIsFound() throws {
         var ha = HomeAssistant(settings: Self.settings, subscriptions: Self.subscriptions, model: "sim")
         let initial = ha.initialStates()
