@@ -40,7 +40,7 @@ public enum ConfigLoader {
         var reader = ConfigReader(file: file)
         reader.append(earlierProblems)
         reader.append(syntaxErrors.map { ConfigProblem(file: file, line: $0.line, key: "", message: $0.message) })
-        reader.checkKeys(root, prefix: "", allowed: ["api_key", "board", "log_level", "radio", "audio", "socket", "state", "leds", "limits", "publication", "subscription"])
+        reader.checkKeys(root, prefix: "", allowed: ["api_key", "board", "log_level", "radio", "audio", "socket", "state", "leds", "limits", "mqtt", "publication", "subscription"])
 
         let apiKey = reader.string(root, "api_key", prefix: "")
         if root["api_key"] == nil {
@@ -57,6 +57,7 @@ public enum ConfigLoader {
         let state = Sections.state(root, reader: &reader)
         let leds = Sections.leds(root, reader: &reader)
         let limits = Sections.limits(root, reader: &reader)
+        let mqtt = MQTTSection.read(root, reader: &reader)
         // A strategy that check-config accepts must do something on this board.
         let hasMicrophone = !audio.capture.isEmpty
         let publications = Entries.publications(root, hasMicrophone: hasMicrophone, reader: &reader)
@@ -68,7 +69,7 @@ public enum ConfigLoader {
         }
         let config = GatewayConfig(path: file, apiKey: apiKey.value, boardName: board.name, logLevel: logLevel, radio: radio,
                                    audio: audio, socket: socket, state: state, leds: leds, limits: limits,
-                                   publications: publications, subscriptions: subscriptions)
+                                   publications: publications, subscriptions: subscriptions, mqtt: mqtt)
         return (config, board)
     }
 

@@ -44,6 +44,10 @@ extension GatewayConfig {
         }
         compare("leds.enabled", leds.enabled, new.leds.enabled)
         compare("limits.found", limits.found, new.limits.found)
+        compare("mqtt", mqtt.map(\.url) ?? "none", new.mqtt.map(\.url) ?? "none")
+        if let running = mqtt, let requested = new.mqtt, running.url == requested.url, running != requested {
+            changes.append(RestartOnlyChange(key: "mqtt", running: "(settings of \(running.url))", requested: "(changed settings)"))
+        }
         return changes
     }
 }

@@ -17,6 +17,8 @@ public struct GatewayConfig: Sendable, Equatable {
     public var limits: LimitSettings
     public var publications: [PublicationConfig]
     public var subscriptions: [SubscriptionConfig]
+    /// nil = no `[mqtt]` section: no bridge is created.
+    public var mqtt: MQTTSettings? = nil
 
     public struct RadioSettings: Sendable, Equatable {
         /// "h4:/path" or "hciN" (from the board unless set).

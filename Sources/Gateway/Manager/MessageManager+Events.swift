@@ -66,6 +66,15 @@ extension MessageManager {
         json.add("found_refused", inbound.foundRefused)
         json.add("publications", publicationCount)
         json.add("publications_refused", publicationsRefused)
+        if let mqtt = mqttStatistics?() {
+            var bridge = JSONObjectWriter()
+            bridge.add("connected", mqtt.connected)
+            bridge.add("queued", mqtt.queued)
+            bridge.add("dropped", mqtt.dropped)
+            bridge.add("published", mqtt.published)
+            bridge.add("connect_attempts", mqtt.connectAttempts)
+            json.add("mqtt", rawJSON: bridge.string)
+        }
         json.add("errors", rawJSON: "[" + errors.map(\.rawValue).sorted().map(JSONObjectWriter.quote).joined(separator: ",") + "]")
         return json.string
     }

@@ -31,6 +31,8 @@ actor MessageManager {
     private(set) var stats = Stats()
     /// `PUB`s refused by the per-connection or the global limit (`GET stats`).
     var publicationsRefused = 0
+    /// The MQTT bridge's counters for `GET stats` (nil = no `[mqtt]`, no bridge).
+    private(set) var mqttStatistics: (@Sendable () -> MQTTBridgeStatistics)?
     private(set) var epoch: UInt32
     private var plan = AirPlan.silent
     private var timer: Task<Void, Never>?
@@ -246,6 +248,8 @@ actor MessageManager {
     /// Where the status line goes on each change from now on (the service's sd_notify; the first
     /// one goes with READY=1).
     func setStatusSink(_ sink: @escaping @Sendable (String) -> Void) { statusSink = sink }
+
+    func setMQTTStatistics(_ source: @escaping @Sendable () -> MQTTBridgeStatistics) { mqttStatistics = source }
 
     // MARK: Applying the plan
 

@@ -24,6 +24,15 @@ protocol EventSink: Sendable {
     func publish(_ event: BrokerEvent)
 }
 
+/// The socket broker and, with `[mqtt]`, the MQTT bridge: every event goes to each, in order.
+struct EventFanOut: EventSink {
+    let sinks: [any EventSink]
+
+    func publish(_ event: BrokerEvent) {
+        for sink in sinks { sink.publish(event) }
+    }
+}
+
 /// The front panel (implemented by `LEDPanel`).
 protocol PanelInterface: Sendable {
     func handle(_ event: LEDEvent) async

@@ -42,4 +42,7 @@ public enum GatewayErrorState: String, Sendable, Hashable, CaseIterable, Codable
     /// The last SIGHUP could not be applied (invalid config): the running config stays. Cleared by
     /// the next successful reload.
     case config
+    /// The MQTT bridge cannot reach its broker, or the broker refuses it (docs/mqtt.md). Cleared on
+    /// the next successful connect.
+    case mqtt
 }

@@ -10,6 +10,8 @@ struct GatewayParts: Sendable {
     let manager: MessageManager
     let radio: Radio?
     let broker: SocketBroker
+    /// nil without `[mqtt]`: no bridge, no thread, no connection.
+    let mqtt: MQTTBridge?
     let panel: LEDPanel
     let audio: AudioBridge
     /// Power requests from the board's input line, applied like `SET power`.
@@ -45,15 +47,22 @@ struct GatewayParts: Sendable {
         broker: SocketBroker, logLevel: SharedLogLevel, logger: Logger
     ) async throws -> GatewayParts {
 
+        // The MQTT bridge, only with `[mqtt]`; its thread starts (and connects) once the manager exists.
+        let mqtt = try config.mqtt.map { settings throws in
+            try MQTTBridge(settings: settings, password: try MQTTPassword.read(settings), subscriptions: config.subscriptions,
+                           model: board.name, logger: logger.labelled("mqtt"))
+        }
+        let events = EventFanOut(sinks: [broker] + (mqtt.map { [$0] } ?? []))
+
         // 3. The front panel: a configured chip that is missing refuses the start (naming chip and errno).
         let (powerRequests, powerContinuation) = AsyncStream<PowerRequest>.makeStream(bufferingPolicy: .bufferingNewest(8))
         let panel = try LEDPanel.open(
             layout: board.ledLayout(enabled: config.leds.enabled), logger: logger.labelled("leds"),
-            sink: { [broker] name, on in
+            sink: { [events] name, on in
                 var json = JSONObjectWriter()
                 json.add("led", name)
                 json.add("state", on ? "on" : "off")
-                broker.publish(BrokerEvent(topic: "$SYS/led/\(name)", json: json.string, retain: .set("$SYS/led/\(name)")))
+                events.publish(BrokerEvent(topic: "$SYS/led/\(name)", json: json.string, retain: .set("$SYS/led/\(name)")))
             },
             onPower: { powerContinuation.yield($0) })
 
@@ -68,13 +77,17 @@ struct GatewayParts: Sendable {
         let radio = Radio(device: try RadioDevice(parsing: config.radio.device, exclusive: config.radio.exclusive),
                           configuration: config.radioConfiguration, logger: logger.labelled("radio"))
         let manager = MessageManager(settings: settings, state: state, stateFile: stateFile, air: radio, audio: audio,
-                                     events: broker, panel: panel, logLevel: logLevel, logger: logger.labelled("manager"))
+                                     events: events, panel: panel, logLevel: logLevel, logger: logger.labelled("manager"))
         if let problem {
             // Consent was withheld (StateFile.load): say so where the box's UI listens, until a save succeeds.
             await manager.setError(.state, true, cause: "\(problem)", device: problem.path)
         }
         try broker.start(handler: ManagerHandler(manager: manager, broker: broker))
-        return GatewayParts(manager: manager, radio: radio, broker: broker, panel: panel, audio: audio,
+        if let mqtt {
+            await manager.setMQTTStatistics { mqtt.statistics }
+            try mqtt.start()
+        }
+        return GatewayParts(manager: manager, radio: radio, broker: broker, mqtt: mqtt, panel: panel, audio: audio,
                             powerRequests: powerRequests, audioEvents: audioEvents, logger: logger)
     }
 
@@ -93,6 +106,46 @@ struct GatewayParts: Sendable {
         }
     }
 
+    /// The bridge's connection changes become `$SYS/error/mqtt`, set and cleared, in order; its
+    /// commands are answered like a socket client's, and what a connection published ends with it.
+    func runMQTT() async {
+        guard let mqtt else { return }
+        var connection: UInt64?
+        for await change in mqtt.changes {
+            switch change {
+            case .connected(let number):
+                connection = number
+                await manager.setError(.mqtt, false, cause: "connected to \(mqtt.settings.url)")
+            case .command(let line, let number):
+                let client = ClientInfo(id: ClientID(rawValue: MQTTBridge.commandClientBase + number))
+                if let reply = await answer(line, client: client) { mqtt.reply(reply) }
+            case .disconnected(let error):
+                if let number = connection { await manager.clientGone(Int(MQTTBridge.commandClientBase + number)) }
+                connection = nil
+                let code: Int32? = if case .errno(let code) = error.kind { code } else { nil }
+                await manager.setError(.mqtt, true, cause: "\(error)", device: mqtt.settings.url, errno: code)
+            }
+        }
+    }
+
+    /// A command line received over MQTT, answered as the socket would (SUB and UNSUB are the socket's).
+    private func answer(_ line: [UInt8], client: ClientInfo) async -> String? {
+        let reply: String
+        do {
+            switch try SocketCommand.parse(line) {
+            case nil: return nil
+            case .ping: reply = ReplyLine.pong
+            case .subscribe, .unsubscribe:
+                reply = ReplyLine.error(.badArgument, "SUB and UNSUB belong to the socket; subscribe on the MQTT broker instead")
+            case .request(let request):
+                reply = ReplyLine.encode(await manager.handle(request, client: client, clients: broker.statistics.clients))
+            }
+        } catch {
+            reply = ReplyLine.error(error)
+        }
+        return String(reply.dropLast())   // without the socket's newline
+    }
+
     func runAudio() async {
         for await (event, side) in audioEvents { await manager.handle(event, side: side) }
     }
@@ -100,6 +153,7 @@ struct GatewayParts: Sendable {
     /// SIGTERM: off the air, state flushed, socket closed.
     func stop() async {
         await manager.shutdown()
+        await mqtt?.stop()   // after the manager's last events, so the broker sees them (and `offline`)
         await audio.stop()
         await panel.shutdown()
         await broker.stop()

@@ -38,6 +38,7 @@ public struct GatewayService: Service {
             }
             group.addTask { await parts.runPanel() }
             group.addTask { await parts.runAudio() }
+            group.addTask { await parts.runMQTT() }
             group.addTask { await reloadOnHangup(hangups, parts: parts, notifier: notifier) }
             // STATUS= follows the error states from here on: "running" only while none is raised.
             await parts.manager.setStatusSink { notifier.status($0) }

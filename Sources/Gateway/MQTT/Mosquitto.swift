@@ -1,0 +1,164 @@
+import CMosquitto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What went wrong talking to the MQTT broker: the broker, the libmosquitto call, and libmosquitto's
+/// error, the errno behind it, or the broker's CONNACK refusal.
+public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// A libmosquitto error code (`MOSQ_ERR_*`) and its text.
+        case library(code: Int32, text: String)
+        /// `MOSQ_ERR_ERRNO`: the system call's errno.
+        case errno(Int32)
+        /// The broker answered CONNECT with a refusal (bad credentials, client id not allowed…).
+        case refused(code: Int32, text: String)
+        /// The configuration cannot be used (password file unreadable, CA file missing…).
+        case setup(String)
+    }
+
+    public var broker: String
+    public var call: String
+    public var kind: Kind
+
+    public var description: String {
+        switch kind {
+        case .library(let code, let text): "MQTT broker \(broker): \(call) failed: \(text) (MOSQ_ERR \(code))"
+        case .errno(let code): "MQTT broker \(broker): \(call) failed: \(String(cString: strerror(code))) (errno \(code))"
+        case .refused(let code, let text): "MQTT broker \(broker) refused the connection: \(text) (CONNACK \(code))"
+        case .setup(let text): "MQTT broker \(broker): \(text)"
+        }
+    }
+
+    /// Refused by the broker: retrying at once would only be refused again.
+    public var isRefusal: Bool { if case .refused = kind { true } else { false } }
+}
+
+/// The one file that speaks libmosquitto. A `MosquittoClient` is used by one thread only (the bridge's):
+/// libmosquitto's own thread (`mosquitto_loop_start`) is not used, so its network I/O runs where the
+/// bridge's poll(2) loop decides, and never on Swift's cooperative pool.
+final class MosquittoClient {
+    enum Session: Equatable { case connecting, accepted, refused(Int32), closed }
+
+    let broker: String
+    private let handle: OpaquePointer
+    /// Set by libmosquitto's callbacks, which run inside `loopRead` on this same thread.
+    private(set) var session = Session.closed
+    /// Messages received on subscribed topics (topic, payload bytes), taken by `takeMessages`.
+    private var received: [(topic: String, payload: [UInt8])] = []
+
+    private static let initialised: Bool = {
+        mosquitto_lib_init()
+        return true
+    }()
+
+    init(broker: String, clientID: String, username: String?, password: String?, caFile: String?,
+         will: (topic: String, payload: String)) throws(MQTTError) {
+        _ = Self.initialised
+        self.broker = broker
+        guard let handle = mosquitto_new(clientID, true, nil) else {
+            throw MQTTError(broker: broker, call: "mosquitto_new", kind: .errno(errno))
+        }
+        self.handle = handle
+        let box = Unmanaged.passUnretained(self).toOpaque()
+        mosquitto_user_data_set(handle, box)
+        mosquitto_connect_callback_set(handle) { _, object, code in
+            guard let object else { return }
+            let client = Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue()
+            client.session = code == 0 ? .accepted : .refused(code)
+        }
+        mosquitto_disconnect_callback_set(handle) { _, object, _ in
+            guard let object else { return }
+            let client = Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue()
+            // A refused CONNECT is followed by the socket's close: keep the refusal, it says why.
+            if case .refused = client.session { return }
+            client.session = .closed
+        }
+        mosquitto_message_callback_set(handle) { _, object, message in
+            guard let object, let message else { return }
+            let client = Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue()
+            let topic = message.pointee.topic.map { String(cString: $0) } ?? ""
+            let count = Int(max(message.pointee.payloadlen, 0))
+            let payload = message.pointee.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []
+            client.received.append((topic, payload))
+        }
+        if let username {
+            try check("mosquitto_username_pw_set", mosquitto_username_pw_set(handle, username, password))
+        }
+        try check("mosquitto_will_set", will.payload.withCString { bytes in
+            mosquitto_will_set(handle, will.topic, Int32(strlen(bytes)), bytes, 1, true)
+        })
+        if let caFile {
+            try check("mosquitto_tls_set", mosquitto_tls_set(handle, caFile, nil, nil, nil, nil))
+        }
+    }
+
+    deinit {
+        mosquitto_destroy(handle)
+    }
+
+    /// Starts a non-blocking connect (a TCP connect to an unreachable host never holds the thread);
+    /// `port` 0 = `host` is the path of a UNIX socket.
+    func connect(host: String, port: Int, keepalive: Int) throws(MQTTError) {
+        session = .connecting
+        do throws(MQTTError) {
+            try check("mosquitto_connect_async", mosquitto_connect_async(handle, host, Int32(port), Int32(keepalive)))
+        } catch {
+            session = .closed
+            throw error
+        }
+    }
+
+    /// The socket to poll, or nil when there is none.
+    var socket: Int32? {
+        let fd = mosquitto_socket(handle)
+        return fd < 0 ? nil : fd
+    }
+
+    var wantsWrite: Bool { mosquitto_want_write(handle) }
+
+    func loopRead() throws(MQTTError) { try check("mosquitto_loop_read", mosquitto_loop_read(handle, 16)) }
+    func loopWrite() throws(MQTTError) { try check("mosquitto_loop_write", mosquitto_loop_write(handle, 16)) }
+    /// Keep-alive pings and their time-outs.
+    func loopMisc() throws(MQTTError) { try check("mosquitto_loop_misc", mosquitto_loop_misc(handle)) }
+
+    /// Queues a message in libmosquitto's outgoing list (written by `loopWrite`).
+    func publish(topic: String, payload: String, qos: Int, retain: Bool) throws(MQTTError) {
+        let code = payload.withCString { bytes in
+            mosquitto_publish(handle, nil, topic, Int32(strlen(bytes)), bytes, Int32(qos), retain)
+        }
+        try check("mosquitto_publish", code)
+    }
+
+    func subscribe(_ filter: String, qos: Int) throws(MQTTError) {
+        try check("mosquitto_subscribe", mosquitto_subscribe(handle, nil, filter, Int32(qos)))
+    }
+
+    /// What arrived on subscribed topics since the last call, in order.
+    func takeMessages() -> [(topic: String, payload: [UInt8])] {
+        defer { received.removeAll() }
+        return received
+    }
+
+    /// Queues DISCONNECT (sent by the next `loopWrite`) and forgets the session.
+    func disconnect() {
+        _ = mosquitto_disconnect(handle)
+        session = .closed
+    }
+
+    /// The refusal as an error, once the broker has answered CONNECT with one.
+    var refusal: MQTTError? {
+        guard case .refused(let code) = session else { return nil }
+        return MQTTError(broker: broker, call: "CONNECT", kind: .refused(code: code, text: String(cString: mosquitto_connack_string(code))))
+    }
+
+    private func check(_ call: String, _ code: Int32) throws(MQTTError) {
+        let savedErrno = errno
+        guard code != MOSQ_ERR_SUCCESS.rawValue else { return }
+        if code == MOSQ_ERR_ERRNO.rawValue {
+            throw MQTTError(broker: broker, call: call, kind: .errno(savedErrno))
+        }
+        if let refusal { throw refusal }
+        throw MQTTError(broker: broker, call: call, kind: .library(code: code, text: String(cString: mosquitto_strerror(code))))
+    }
+}
