@@ -10,6 +10,10 @@ actor MessageManager {
     struct Stats: Sendable {
         let started = ContinuousClock.now
         let startedAt = Date()
+        /// Capture overruns (the capture thread fell behind: samples lost) and capture failures
+        /// (device gone, stalled or unreadable; each reopened with backoff), for `GET stats`.
+        var captureOverruns = 0
+        var captureFailures = 0
     }
 
     let logger: Logger
@@ -24,7 +28,7 @@ actor MessageManager {
     private var beaconMatcher: SubscriberBeaconMatcher<PublicationID>
     private var scanWindows: [PublicationID: ContinuousClock.Instant] = [:]
     private(set) var errors: Set<GatewayErrorState> = []
-    private(set) var stats = Stats()
+    var stats = Stats()
     private(set) var epoch: UInt32
     private var plan = AirPlan.silent
     private var timer: Task<Void, Never>?
