@@ -279,7 +279,7 @@ public struct GGWaveDecoder: Sendable {
         // As heard; then, in a room, with each chunk's echo of the one before taken out — only where
         // the code has check bytes to spare (a second try must not let short noise through).
         guard let decoded = decode(spectra[1...])
-            ?? (ecc >= 8 ? decode(ChunkSpectrum.dereverberated(spectra)[1...]) : nil)
+            ?? (ecc >= 6 ? decode(ChunkSpectrum.dereverberated(spectra)[1...]) : nil)
         else {
             return .failed
         }
