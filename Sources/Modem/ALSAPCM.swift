@@ -49,6 +49,9 @@ final class ALSAPCM {
     let device: String
     let stream: PCMStream
     private var handle: OpaquePointer?
+    private var overruns = 0
+    /// 2 s without a single frame from a capture device that should deliver 48,000 a second.
+    static let stallTimeoutMs: Int32 = 2000
 
     /// Latency asked of alsa-lib: 100 ms of buffer is plenty for a beacon and keeps `stop` prompt.
     static let latencyMicroseconds: UInt32 = 100_000
@@ -101,12 +104,25 @@ final class ALSAPCM {
         try Self.check(device, "snd_pcm_prepare", snd_pcm_prepare(pcm))
     }
 
-    /// Reads exactly `count` samples (blocking), recovering from overruns.
+    /// Overruns recovered since the last call (the capture thread fell behind the device).
+    func takeOverruns() -> Int {
+        defer { overruns = 0 }
+        return overruns
+    }
+
+    /// Reads exactly `count` samples (blocking), recovering from overruns. A device that delivers
+    /// nothing for `stallTimeoutMs` (a stalled or paused card) is an error, not a silent wait.
     func read(_ count: Int) throws(ALSAError) -> [Float] {
         guard let pcm = handle else { throw ALSAError(device: device, call: "snd_pcm_readi", code: -EBADF) }
         var pcm16 = [Int16](repeating: 0, count: count)
         var offset = 0
         while offset < count {
+            let ready = snd_pcm_wait(pcm, Self.stallTimeoutMs)
+            if ready == 0 { throw ALSAError(device: device, call: "snd_pcm_wait", code: -ETIMEDOUT) }
+            if ready < 0 {
+                try recover(pcm, ready, call: "snd_pcm_wait")
+                continue
+            }
             let n = pcm16.withUnsafeMutableBufferPointer { buf in
                 snd_pcm_readi(pcm, buf.baseAddress! + offset, snd_pcm_uframes_t(count - offset))
             }
@@ -129,6 +145,7 @@ final class ALSAPCM {
     private func recover(_ pcm: OpaquePointer, _ code: Int32, call: String) throws(ALSAError) {
         if code == -EINTR || code == -EAGAIN { return }
         // snd_pcm_recover handles EPIPE (xrun) and ESTRPIPE (suspend) and returns the error otherwise.
+        if code == -EPIPE { overruns += 1 }
         let r = snd_pcm_recover(pcm, code, 1)
         if r < 0 { throw ALSAError(device: device, call: call, code: code) }
     }

@@ -8,6 +8,9 @@ public enum AudioEvent: Sendable, Equatable {
     case beaconFailed(GGWaveEncoderError)
     /// One beacon (all current payloads) went out.
     case beaconPlayed(payloads: Int, seconds: Double)
+    /// The capture thread fell behind and the device overran `count` times (samples were lost; the
+    /// stream was recovered and goes on).
+    case captureOverrun(count: Int)
     /// A payload heard on the capture device.
     case received(GGWaveReception)
 }

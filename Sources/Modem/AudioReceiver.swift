@@ -86,6 +86,8 @@ public final class AudioReceiver: Sendable {
         var samplesRead = 0
         while !box.read({ $0.stopping }) {
             let samples = try device.read(Self.readSize)
+            let overruns = device.takeOverruns()
+            if overruns > 0 { onEvent(.captureOverrun(count: overruns)) }
             samplesRead += samples.count
             for reception in decoder.feedReceptions(samples) { onEvent(.received(reception)) }
             let ahead = Double(samplesRead) / Double(GGWave.sampleRate) - (box.clock.now() - began)

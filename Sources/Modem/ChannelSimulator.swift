@@ -213,6 +213,7 @@ public enum ChannelSimulator {
 /// trial, and the tests decode a few of them with fixed seeds.
 public enum ChannelCells {
     public static let all: [(name: String, channel: Channel)] = [
+        ("white-noise-15dB", Channel(snrDB: -15)),
         ("clock+100ppm", Channel(clockPPM: 100, snrDB: 0)),
         ("clock+150ppm", Channel(clockPPM: 150, snrDB: 0)),
         ("clock+200ppm", Channel(clockPPM: 200, snrDB: 0)),

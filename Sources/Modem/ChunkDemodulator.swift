@@ -37,6 +37,36 @@ struct ChunkSpectrum: Sendable {
         var confidence: Float
     }
 
+    /// The chunks with each one's echo of the chunk before taken out. A room's tail decays
+    /// exponentially, so what chunk c − 1 (itself holding the tail of c − 2) leaves in chunk c is
+    /// about α times its spectrum; α is measured on the message itself: the median, over nibbles
+    /// whose tone changed, of the energy left at the old tone's bin over what it had.
+    static func dereverberated(_ chunks: [ChunkSpectrum]) -> [ChunkSpectrum] {
+        guard chunks.count > 2 else { return chunks }
+        var ratios: [Float] = []
+        for c in 1..<chunks.count {
+            let before = chunks[c - 1].power, now = chunks[c].power
+            for g in 0..<GGWave.nibblesPerTx {
+                let old = Self.loudest(before, group: g), new = Self.loudest(now, group: g)
+                if old != new && before[g * 16 + old] > 0 { ratios.append(now[g * 16 + old] / before[g * 16 + old]) }
+            }
+        }
+        guard !ratios.isEmpty else { return chunks }
+        let alpha = min(ratios.sorted()[ratios.count / 2], 0.9)
+        var out = [chunks[0]]
+        for c in 1..<chunks.count {
+            let before = chunks[c - 1].power
+            out.append(ChunkSpectrum(power: chunks[c].power.indices.map { max(0, chunks[c].power[$0] - alpha * before[$0]) }))
+        }
+        return out
+    }
+
+    private static func loudest(_ power: [Float], group g: Int) -> Int {
+        var best = 0
+        for v in 1..<16 where power[g * 16 + v] > power[g * 16 + best] { best = v }
+        return best
+    }
+
     /// Hard decisions: each nibble is the loudest of its 16 bins.
     var bytes: [Byte] {
         (0..<GGWave.bytesPerTx).map { j in

@@ -30,6 +30,16 @@ struct FFT: Sendable {
         return range.map { re[$0] * re[$0] + im[$0] * im[$0] }
     }
 
+    /// Complex X_k of a real signal at `bins`.
+    func spectrum(of real: [Float], bins: [Int]) -> [(re: Float, im: Float)] {
+        precondition(real.count == size)
+        var re = [Float](repeating: 0, count: size)
+        var im = [Float](repeating: 0, count: size)
+        for i in 0..<size { re[bitReversed[i]] = real[i] }
+        transform(&re, &im)
+        return bins.map { (re[$0], im[$0]) }
+    }
+
     private func transform(_ re: inout [Float], _ im: inout [Float]) {
         re.withUnsafeMutableBufferPointer { re in
             im.withUnsafeMutableBufferPointer { im in

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One payload found by `GGWaveDecoder`.
 public struct GGWaveReception: Sendable, Equatable {
     public var payload: [UInt8]
@@ -22,6 +24,7 @@ public struct GGWaveDecoder: Sendable {
     private var history: SampleHistory
     private var detector: MarkerDetector
     private let demodulator = ChunkDemodulator()
+    private let frameFFT = FFT(size: GGWave.samplesPerFrame)
     private var candidates: [Candidate] = []
     /// Samples before this index belong to a payload already reported.
     private var consumedUntil = 0
@@ -52,6 +55,8 @@ public struct GGWaveDecoder: Sendable {
 
     private struct Candidate {
         var start: Int
+        /// Receiver samples per transmitter sample (1 + clock offset), estimated from the marker.
+        var ratio: Double = 1
         var lengthsTried: Set<GGWaveProtocol> = []
         var hypotheses: [Hypothesis] = []
     }
@@ -83,8 +88,8 @@ public struct GGWaveDecoder: Sendable {
         while i < samples.count {
             let piece = samples[i..<min(i + step, samples.count)]
             history.append(piece)
-            for start in detector.process(piece) where start >= consumedUntil {
-                candidates.append(Candidate(start: start))
+            for d in detector.process(piece) where d.start >= consumedUntil {
+                candidates.append(Candidate(start: d.start, ratio: estimateRatio(start: d.start, coarsePPM: d.ppm)))
             }
             if candidates.count > Self.maxCandidates { candidates.removeFirst(candidates.count - Self.maxCandidates) }
             found += advanceCandidates()
@@ -108,7 +113,7 @@ public struct GGWaveDecoder: Sendable {
             var remaining: [Hypothesis] = []
             var reception: GGWaveReception?
             for h in c.hypotheses where reception == nil {
-                switch attempt(h, start: c.start) {
+                switch attempt(h, start: c.start, ratio: c.ratio) {
                 case .waiting: remaining.append(h)
                 case .failed: break
                 case .decoded(let r): reception = r
@@ -117,7 +122,7 @@ public struct GGWaveDecoder: Sendable {
             c.hypotheses = remaining
             if let r = reception {
                 found.append(r)
-                consumedUntil = r.startSample + r.protocol.sampleCount(payloadLength: r.payload.count)
+                consumedUntil = r.startSample + Int(Double(r.protocol.sampleCount(payloadLength: r.payload.count)) * c.ratio)
                 candidates.remove(at: index)
             } else if c.lengthsTried.count == protocols.count && c.hypotheses.isEmpty {
                 candidates.remove(at: index)
@@ -130,21 +135,73 @@ public struct GGWaveDecoder: Sendable {
         return found
     }
 
-    private func spectrum(start: Int, offset: Int, chunk: Int, protocol proto: GGWaveProtocol) -> ChunkSpectrum? {
-        let from = start + offset + Self.markerSamples + chunk * proto.samplesPerTx
-        guard let samples = history.slice(from: from, count: proto.samplesPerTx) else { return nil }
+    /// The chunk's samples as the transmitter's clock had them: read straight from the history when
+    /// the clocks agree within `plainRatioTolerance`, else resampled by the candidate's ratio (which
+    /// also puts the tones back on their bins).
+    private func spectrum(start: Int, offset: Int, chunk: Int, protocol proto: GGWaveProtocol, ratio: Double) -> ChunkSpectrum? {
+        let nominal = offset + Self.markerSamples + chunk * proto.samplesPerTx
+        let samples: [Float]?
+        if abs(ratio - 1) < Self.plainRatioTolerance {
+            samples = history.slice(from: start + nominal, count: proto.samplesPerTx)
+        } else {
+            samples = history.interpolated(from: Double(start) + Double(nominal) * ratio, count: proto.samplesPerTx, step: ratio)
+        }
+        guard let samples else { return nil }
         return demodulator.spectrum(samples, protocol: proto)
     }
 
+    /// Below this clock offset (40 ppm: under 30 samples over the longest message, 0.014 of a bin at
+    /// 19.5 kHz) chunks are read as they are.
+    static let plainRatioTolerance = 40e-6
+    /// From this clock offset on, the end marker is looked for with the detector's clock
+    /// hypotheses: at 60 ppm a tone drifts a quarter turn over the 16-frame window, beyond it the
+    /// plain window loses the marker fast.
+    static let shiftedEndTolerance = 60e-6
+
+    /// The clock ratio from the start marker's own tones: from one frame to the next each tone's
+    /// phase turns by −2π·ε·bin (ε = ratio − 1), unambiguous within ±1400 ppm; `coarsePPM`, the
+    /// detector's best hypothesis, unwraps it. Frames 2…13 stay clear of the marker's edges.
+    private func estimateRatio(start: Int, coarsePPM: Double) -> Double {
+        let coarse = coarsePPM * 1e-6
+        let bins = GGWaveSymbols.markerTones(start: true).map { $0 + GGWave.freqStart }
+        let n = GGWave.samplesPerFrame
+        var previous: [(re: Float, im: Float)]?
+        var sums = [(re: Double, im: Double)](repeating: (0, 0), count: bins.count)
+        for f in 2...13 {
+            let at = start + f * n   // exactly a frame apart: the phase step is then the tone's offset alone
+            guard let frame = history.slice(from: at, count: n) else { return 1 + coarse }
+            let x = frameFFT.spectrum(of: frame, bins: bins)
+            if let p = previous {
+                for i in bins.indices {   // x · conj(p)
+                    sums[i].re += Double(x[i].re * p[i].re + x[i].im * p[i].im)
+                    sums[i].im += Double(x[i].im * p[i].re - x[i].re * p[i].im)
+                }
+            }
+            previous = x
+        }
+        var estimate = 0.0, weight = 0.0
+        for (i, b) in bins.enumerated() {
+            // Turn back what the coarse offset predicts, then read the residual.
+            let expected = -2 * Double.pi * coarse * Double(b)
+            let (re, im) = (sums[i].re * cos(expected) + sums[i].im * sin(expected),
+                            sums[i].im * cos(expected) - sums[i].re * sin(expected))
+            let magnitude = (re * re + im * im).squareRoot()
+            estimate += magnitude * (coarse - atan2(im, re) / (2 * Double.pi * Double(b)))
+            weight += magnitude
+        }
+        guard weight > 0 else { return 1 + coarse }
+        return 1 + estimate / weight
+    }
+
     /// The offset among `offsets` where chunks `chunks` look cleanest.
-    private func bestTiming(start: Int, offsets: [Int], chunks: Range<Int>, protocol proto: GGWaveProtocol) -> Int? {
+    private func bestTiming(start: Int, offsets: [Int], chunks: Range<Int>, protocol proto: GGWaveProtocol, ratio: Double) -> Int? {
         var best: (offset: Int, score: Float)?
         for offset in offsets {
             var sum: Float = 0
             var complete = true
             for c in chunks {
                 // Offsets reaching before the stream began are simply not candidates.
-                guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: proto) else {
+                guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: proto, ratio: ratio) else {
                     complete = false
                     break
                 }
@@ -159,10 +216,11 @@ public struct GGWaveDecoder: Sendable {
     private func readLengths(_ c: inout Candidate) {
         let maxOffset = Self.timingSearch.map(abs).max()!
         for proto in protocols where !c.lengthsTried.contains(proto) {
-            guard history.total >= c.start + Self.markerSamples + maxOffset + 2 * proto.samplesPerTx else { continue }
+            let needed = Double(Self.markerSamples + maxOffset + 2 * proto.samplesPerTx) * c.ratio + Double(Interpolator.taps)
+            guard history.total >= c.start + Int(needed) else { continue }
             c.lengthsTried.insert(proto)
-            guard let offset = bestTiming(start: c.start, offsets: Self.timingSearch, chunks: 0..<2, protocol: proto),
-                  let block = spectrum(start: c.start, offset: offset, chunk: 0, protocol: proto)
+            guard let offset = bestTiming(start: c.start, offsets: Self.timingSearch, chunks: 0..<2, protocol: proto, ratio: c.ratio),
+                  let block = spectrum(start: c.start, offset: offset, chunk: 0, protocol: proto, ratio: c.ratio)
             else { continue }
             let ranked = Self.lengthBlocks.indices
                 .map { (length: $0 + 1, score: block.score(of: Self.lengthBlocks[$0])) }
@@ -178,14 +236,15 @@ public struct GGWaveDecoder: Sendable {
         case decoded(GGWaveReception)
     }
 
-    private func attempt(_ h: Hypothesis, start: Int) -> Attempt {
+    private func attempt(_ h: Hypothesis, start: Int, ratio: Double) -> Attempt {
         let total = h.proto.sampleCount(payloadLength: h.length)
-        let endMarker = start + h.offset + total - Self.markerSamples
+        let endMarker = start + Int((Double(h.offset + total - Self.markerSamples) * ratio).rounded())
         // The window four frames past the end marker must be computed too (see below).
-        let later = endMarker + Self.peakCheckSamples
-        guard let endScore = detector.endScore(windowStart: endMarker, slack: 3),
-              let energy = detector.endEnergy(windowStart: endMarker, slack: 3),
-              let laterEnergy = detector.endEnergy(windowStart: later, slack: 3)
+        let later = endMarker + Int((Double(Self.peakCheckSamples) * ratio).rounded())
+        let shifted = abs(ratio - 1) >= Self.shiftedEndTolerance
+        guard let endScore = detector.endScore(windowStart: endMarker, slack: 3, shifted: shifted),
+              let energy = detector.endEnergy(windowStart: endMarker, slack: 3, shifted: shifted),
+              let laterEnergy = detector.endEnergy(windowStart: later, slack: 3, shifted: shifted)
         else {
             return detector.blocks * MarkerDetector.blockSize < later + Self.markerSamples + 8 * MarkerDetector.blockSize
                 ? .waiting : .failed
@@ -198,25 +257,34 @@ public struct GGWaveDecoder: Sendable {
 
         let chunks = GGWave.txCount(payloadLength: h.length)
         guard let offset = bestTiming(start: start, offsets: Self.refineSearch.map { h.offset + $0 },
-                                      chunks: 0..<chunks, protocol: h.proto)
+                                      chunks: 0..<chunks, protocol: h.proto, ratio: ratio)
         else { return .failed }
         // Short payloads have only 2 check bytes (one correctable error), too weak to stand on
         // their own: their length block, read hard, must agree too.
         if h.length < 4 {
-            guard let block = spectrum(start: start, offset: offset, chunk: 0, protocol: h.proto) else { return .failed }
+            guard let block = spectrum(start: start, offset: offset, chunk: 0, protocol: h.proto, ratio: ratio) else { return .failed }
             let mismatches = zip(block.bytes.map(\.value), Self.lengthBlocks[h.length - 1]).filter { $0 != $1 }.count
             guard mismatches <= 1 else { return .failed }
         }
-        var bytes: [ChunkSpectrum.Byte] = []
-        for c in 1..<chunks {
-            guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: h.proto) else { return .failed }
-            bytes += s.bytes
+        var spectra: [ChunkSpectrum] = []
+        for c in 0..<chunks {
+            guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: h.proto, ratio: ratio) else { return .failed }
+            spectra.append(s)
         }
         let ecc = GGWave.eccBytes(length: h.length)
-        guard let decoded = Self.correct(Array(bytes[0..<(h.length + ecc)]), messageLength: h.length, ecc: ecc) else {
+        func decode(_ spectra: ArraySlice<ChunkSpectrum>) -> ReedSolomon.Decoded? {
+            let bytes = spectra.flatMap(\.bytes)
+            return Self.correct(Array(bytes[0..<(h.length + ecc)]), messageLength: h.length, ecc: ecc)
+        }
+        // As heard; then, in a room, with each chunk's echo of the one before taken out — only where
+        // the code has check bytes to spare (a second try must not let short noise through).
+        guard let decoded = decode(spectra[1...])
+            ?? (ecc >= 6 ? decode(ChunkSpectrum.dereverberated(spectra)[1...]) : nil)
+        else {
             return .failed
         }
-        return .decoded(GGWaveReception(payload: decoded.message, protocol: h.proto, startSample: start + offset,
+        return .decoded(GGWaveReception(payload: decoded.message, protocol: h.proto,
+                                        startSample: start + Int((Double(offset) * ratio).rounded()),
                                         corrected: decoded.corrected))
     }
 

@@ -4,6 +4,8 @@ protocol PCMDevice: AnyObject {
     func write(_ samples: [Float]) throws(ALSAError)
     func drain() throws(ALSAError)
     func read(_ count: Int) throws(ALSAError) -> [Float]
+    /// Overruns recovered since the last call.
+    func takeOverruns() -> Int
     func close()
 }
 

@@ -10,6 +10,23 @@ final class RecordingDevice: PCMDevice, @unchecked Sendable {
     func write(_ samples: [Float]) throws(ALSAError) { written.withLock { $0 += samples } }
     func drain() throws(ALSAError) {}
     func read(_ count: Int) throws(ALSAError) -> [Float] { [Float](repeating: 0, count: count) }
+    func takeOverruns() -> Int { 0 }
+    func close() {}
+}
+
+/// A capture device that overruns, then stalls (as a paused snd-aloop does), then works again.
+final class TroubledCaptureDevice: PCMDevice, @unchecked Sendable {
+    private let reads = Mutex(0)
+    let stallAt: Int
+    init(stallAt: Int) { self.stallAt = stallAt }
+    func write(_ samples: [Float]) throws(ALSAError) {}
+    func drain() throws(ALSAError) {}
+    func read(_ count: Int) throws(ALSAError) -> [Float] {
+        let n = reads.withLock { $0 += 1; return $0 }
+        if n == stallAt { throw ALSAError(device: "mic", call: "snd_pcm_wait", code: -ETIMEDOUT) }
+        return [Float](repeating: 0, count: count)
+    }
+    func takeOverruns() -> Int { reads.withLock { $0 } == 2 ? 3 : 0 }
     func close() {}
 }
 
@@ -68,5 +85,24 @@ final class ManualClock: AudioClock, @unchecked Sendable {
         let deadline = start + 0.2
         let woke = box.next { _ in box.clock.now() >= deadline ? .proceed(box.clock.now()) : .sleep(until: deadline) }
         #expect(woke - start >= 0.2 && woke - start < 5)
+    }
+
+    /// Issue 16: capture never silently stops. Overruns are reported with their count; a stalled
+    /// device is an error (the gateway's microphone error) and is reopened without a restart.
+    @Test func captureOverrunsAndStallsAreReportedAndRecovered() {
+        let log = EventLog()
+        let opened = Mutex(0)
+        let rx = AudioReceiver(opener: { _, _ throws(ALSAError) in
+            let n = opened.withLock { $0 += 1; return $0 }
+            return TroubledCaptureDevice(stallAt: n == 1 ? 5 : 0)
+        }, onEvent: log.record)
+        rx.start(.init(device: "mic", protocols: [.ultrasoundFastest]))
+        let recovered = log.wait { $0.filter { $0 == .ready(device: "mic") }.count >= 2 }
+        rx.stop()
+        #expect(recovered, "events: \(log.events.prefix(10))")
+        #expect(log.events.contains(.captureOverrun(count: 3)))
+        let failure = log.events.compactMap { if case .failed(let e, _) = $0 { e } else { nil } }.first
+        #expect(failure?.call == "snd_pcm_wait" && failure?.errno == ETIMEDOUT)
+        #expect(opened.withLock { $0 } >= 2)
     }
 }

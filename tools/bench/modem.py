@@ -115,6 +115,7 @@ def channel_run(binary, python, files, trials):
 
 
 CELL_NAMES = {
+    "white-noise-15dB": "white noise only",
     "clock+100ppm": "receiver clock +100 ppm", "clock+150ppm": "receiver clock +150 ppm",
     "clock+200ppm": "receiver clock +200 ppm", "clock+1000ppm": "receiver clock +1000 ppm",
     "clock-1000ppm": "receiver clock −1000 ppm", "rt60-0.5s": "room RT60 0.5 s", "rt60-1.0s": "room RT60 1.0 s",
@@ -145,7 +146,7 @@ def rows(d):
     ch = d.get("channels")
     if ch:
         for cell, protos in ch["cells"].items():
-            snr = "-10 dB" if cell.endswith("-10dB") else "0 dB"
+            snr = "-15 dB" if cell.endswith("-15dB") else "-10 dB" if cell.endswith("-10dB") else "0 dB"
             for proto, c in protos.items():
                 out.append(row("modem", f"{proto}: {CELL_NAMES.get(cell, cell)}, {snr} SNR ({c['trials']} trials)",
                                c["ours"] / c["trials"], c["ggwave"] / c["trials"], "PyPI ggwave", "%", "higher",

@@ -134,8 +134,14 @@ extension MessageManager {
         case (.received(let reception), _):
             await ingestAudio(reception.payload)
         case (.ready(let device), .capture):
+            logger.info("microphone open", metadata: ["device": "\(device)"])
             await setError(.microphonePermission, false, cause: "capture device \(device) open")
+        case (.captureOverrun(let count), _):
+            stats.captureOverruns += count
+            logger.warning("microphone overrun: the capture thread fell behind, \(count) buffer(s) of samples lost",
+                           metadata: ["total": "\(stats.captureOverruns)"])
         case (.failed(let error, let retry), .capture):
+            stats.captureFailures += 1
             // Any capture device that can't be opened or read is the microphone error of Nearby
             // Messages; the thread retries by itself.
             await setError(.microphonePermission, true, cause: "\(error); retrying in \(retry) s", device: error.device,

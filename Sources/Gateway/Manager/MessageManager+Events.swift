@@ -49,6 +49,10 @@ extension MessageManager {
         json.add("uptime_s", Int((ContinuousClock.now - stats.started).components.seconds))
         json.add("adverts_seen", inbound.advertsSeen)
         json.add("audio_payloads_seen", inbound.audioPayloadsSeen)
+        var capture = JSONObjectWriter()
+        capture.add("overruns", stats.captureOverruns)
+        capture.add("failures", stats.captureFailures)
+        json.add("capture", rawJSON: capture.string)
         let counters = frameCounters
         var dropped = JSONObjectWriter()
         for (reason, count) in counters.dropped.sorted(by: { $0.key.rawValue < $1.key.rawValue }) { dropped.add(reason.rawValue, count) }

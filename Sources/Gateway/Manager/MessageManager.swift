@@ -10,6 +10,10 @@ actor MessageManager {
     struct Stats: Sendable {
         let started = ContinuousClock.now
         let startedAt = Date()
+        /// Capture overruns (the capture thread fell behind: samples lost) and capture failures
+        /// (device gone, stalled or unreadable; each reopened with backoff), for `GET stats`.
+        var captureOverruns = 0
+        var captureFailures = 0
     }
 
     let logger: Logger
@@ -28,7 +32,7 @@ actor MessageManager {
     private var errorCauses: [GatewayErrorState: String] = [:]
     /// Told the status line whenever an error is raised or cleared (systemd's `STATUS=`).
     private var statusSink: (@Sendable (String) -> Void)?
-    private(set) var stats = Stats()
+    var stats = Stats()
     /// `PUB`s refused by the per-connection or the global limit (`GET stats`).
     var publicationsRefused = 0
     /// The MQTT bridge's counters for `GET stats` (nil = no `[mqtt]`, no bridge).
