@@ -8,16 +8,17 @@ extension EndToEnd {
     @Suite(.serialized)
     struct Audio {
         /// An alsa-lib configuration for one test: the stock config plus file-plugin PCMs.
-        static func alsaConfig(in folder: TemporaryFolder, capture: String? = nil) throws -> String {
+        static func alsaConfig(in folder: TemporaryFolder, capture: String? = nil, speaker: String? = nil,
+                               as name: String = "asound.conf") throws -> String {
             var text = """
                 </usr/share/alsa/alsa.conf>
-                pcm.speaker { type file; slave.pcm "null"; file "\(folder.path("speaker.wav"))"; format "wav" }
+                pcm.speaker { type file; slave.pcm "null"; file "\(speaker ?? folder.path("speaker.wav"))"; format "wav" }
 
                 """
             if let capture {
                 text += "pcm.microphone { type file; slave.pcm \"null\"; file \"/dev/null\"; infile \"\(capture)\"; format \"raw\" }\n"
             }
-            return try folder.write("asound.conf", text)
+            return try folder.write(name, text)
         }
 
         @Test("An audio publication's beacon goes through ALSA into a WAV that PyPI ggwave decodes, and a second gateway capturing that WAV finds the message")
@@ -70,12 +71,8 @@ extension EndToEnd {
             let folder = try TemporaryFolder("stb")
             let key = TestEnvironment.uniqueAPIKey("stb")
             let phoneBeacon = folder.path("phone.wav"), boxAnswer = folder.path("box.wav")
-            func alsa(_ name: String, speaker: String, microphone: String?) throws -> String {
-                var text = "</usr/share/alsa/alsa.conf>\npcm.speaker { type file; slave.pcm \"null\"; file \"\(speaker)\"; format \"wav\" }\n"
-                if let microphone {
-                    text += "pcm.microphone { type file; slave.pcm \"null\"; file \"/dev/null\"; infile \"\(microphone)\"; format \"raw\" }\n"
-                }
-                return try folder.write(name, text)
+            func alsa(_ name: String, speaker: String, microphone: String) throws -> String {
+                try Self.alsaConfig(in: folder, capture: microphone, speaker: speaker, as: name)
             }
             let audio = "device = \"speaker\"\ncapture = \"microphone\"\nprotocol = \"ultrasound-fast\"\nvolume = 60\ninterval_s = 1"
 
