@@ -117,6 +117,14 @@ final class ALSAPCM {
         var pcm16 = [Int16](repeating: 0, count: count)
         var offset = 0
         while offset < count {
+            // A capture stream that is only prepared (just opened, or after an overrun's recovery)
+            // captures nothing until started; readi would start it, but we wait first, so start it
+            // here. Without this a real card (snd-aloop in the system test) never delivered a frame
+            // and every wait timed out (the ALSA file plugin is always ready, so it hid this).
+            if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED {
+                let started = snd_pcm_start(pcm)
+                if started < 0 { try recover(pcm, started, call: "snd_pcm_start") }
+            }
             let ready = snd_pcm_wait(pcm, Self.stallTimeoutMs)
             if ready == 0 { throw ALSAError(device: device, call: "snd_pcm_wait", code: -ETIMEDOUT) }
             if ready < 0 {
