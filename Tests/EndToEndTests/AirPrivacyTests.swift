@@ -26,7 +26,7 @@ extension EndToEnd {
             let collecting = Task {
                 for await event in sniffer.events {
                     guard case .sighting(let sighting) = event else { continue }
-                    for structure in sighting.adStructures where structure.type == 0xFF { heard.data.withLock { $0.append(structure.data) } }
+                    for structure in sighting.adStructures where structure.type == 0xFF { heard.data.withLock { $0.append(structure.data) }; heard.changed.signal() }
                 }
             }
             defer { running.cancel(); collecting.cancel() }
@@ -42,8 +42,10 @@ extension EndToEnd {
             // Every chunk of A's message went by the sniffer at least once (2 chunks: 2 + 3 + 20 bytes).
             let deadline = ContinuousClock.now + .seconds(15)
             func ours() -> [[UInt8]] { heard.data.withLock { $0 }.filter { $0.count > 3 && $0[0] == 0xFF && $0[1] == 0xFF && $0[2] != 0x53 } }
-            while Set(ours().map { $0[3] }).count < 2, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(200))   // polling, with the deadline above
+            while true {
+                let seen = heard.changed.generation
+                guard Set(ours().map { $0[3] }).count < 2, ContinuousClock.now < deadline else { break }
+                await heard.changed.wait(since: seen, until: deadline)
             }
             let frames = ours()
             #expect(Set(frames.map { $0[3] }) == [0x01, 0x11], "the sniffer heard \(frames.count) of our frames")
@@ -60,6 +62,8 @@ extension EndToEnd {
         /// What the sniffer heard, shared with its collecting task.
         final class Heard: Sendable {
             let data = Mutex<[[UInt8]]>([])
+            /// Signalled on every structure heard, so the test waits for them rather than polling.
+            let changed = ChangeSignal()
         }
     }
 }

@@ -209,11 +209,11 @@ extension EndToEnd {
             let clock = ContinuousClock()
             let start = clock.now
             let deadline = start + .seconds(20)
-            var attempts = 0
-            while attempts < 3, clock.now < deadline {
-                attempts = try await Self.stats(watch)["connect_attempts"] as? Int ?? 0
-                if attempts < 3 { try await Task.sleep(for: .milliseconds(200)) }   // polling, with the deadline above
+            // Each refused attempt logs one "retrying in" line: wait for the third.
+            try await gateway.waitForLog(timeout: deadline - clock.now, what: "three refused connection attempts") {
+                $0.components(separatedBy: "retrying in").count > 3
             }
+            let attempts = try await Self.stats(watch)["connect_attempts"] as? Int ?? 0
             #expect(attempts >= 3)
             #expect(clock.now - start >= .milliseconds(2500), "\(attempts) attempts within \(clock.now - start)")
             #expect(try await watch.request("PING") == "PONG")
