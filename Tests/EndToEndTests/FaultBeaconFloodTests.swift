@@ -48,10 +48,14 @@ extension EndToEnd {
 
             print("beacon flood: RSS \(rssWarm) KiB after 20,000 beacons, \(rssEnd) KiB after 100,000; stats \(end)")
             let evicted = end["found_evicted"] as? Int ?? 0
+            let seen = (end["adverts_seen"] as? Int ?? 0) - (warm["adverts_seen"] as? Int ?? 0)
             #expect(end["found"] as? Int ?? .max <= 512, "found set over its limit: \(end)")
-            #expect(evicted >= 50_000, "the flood did not reach the gateway (evicted \(evicted)): \(end)")
-            #expect((end["adverts_seen"] as? Int ?? 0) - (warm["adverts_seen"] as? Int ?? 0) >= 50_000)
-            // 80,000 more beacons kept would be tens of MB (entries and retained found events).
+            // How many of the 80,000 reports reach the gateway's scanner depends on how busy the
+            // machine is (48,187 and 58,000-odd in two CI runs): a count near 80,000 is not a check.
+            // 20,000 is what makes the RSS check mean something: kept, they would cost ~30 MB
+            // (1.6 KB each, measured before the found set was bounded), far over the 8 MB allowed.
+            #expect(seen >= 20_000, "the flood did not reach the gateway (\(seen) adverts seen): \(end)")
+            #expect(evicted >= 20_000, "the flood did not fill the found set (evicted \(evicted)): \(end)")
             #expect(rssEnd - rssWarm < 8 * 1024, "RSS grew from \(rssWarm) KiB to \(rssEnd) KiB during the flood")
             #expect(!watch.received.contains { $0.hasPrefix("lost/flood/keep ") }, "the authenticated message was evicted")
             let before = watch.received.count
