@@ -23,8 +23,10 @@ let package = Package(
         // One system library per C library; nothing but the one wrapper file per library imports them.
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
-        // The MQTT bridge's client (docs/mqtt.md); only Sources/Gateway/MQTT/Mosquitto.swift imports it.
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // The MQTT bridge's client (docs/mqtt.md), libmosquitto, loaded with dlopen(3) only when the config
+        // has [mqtt] (its headers are needed to build, the library only to bridge); only
+        // Sources/Gateway/MQTT/Mosquitto.swift imports it.
+        .target(name: "CMosquitto"),
         // libgpiod 1.6 (Debian 12) and 2.x (Debian 13) have different APIs: a small C shim compiled
         // against whichever <gpiod.h> is installed gives Swift one API for both (docs/leds.md).
         .target(name: "CGPIOD", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("gpiod")]),

@@ -18,15 +18,26 @@ struct CheckConfigCommand: AsyncParsableCommand {
     var config: String = "/etc/nearby-gateway/gateway.toml"
 
     func run() async throws {
+        let gateway: GatewayConfig, board: Board
         do throws(ConfigError) {
-            let (gateway, board) = try ConfigLoader.load(path: config)
-            print(Self.summary(gateway, board: board))
+            (gateway, board) = try ConfigLoader.load(path: config)
         } catch {
             for problem in error.problems { Self.printError(problem.description) }
             let count = error.problems.count
             Self.printError("\(config): \(count) problem\(count == 1 ? "" : "s")")
             throw ExitCode(1)
         }
+        if let mqtt = gateway.mqtt {
+            // `run` loads libmosquitto for this section (docs/mqtt.md): a system without it is refused here too.
+            do throws(MQTTError) {
+                try MosquittoLibrary.check(broker: mqtt.url)
+            } catch {
+                Self.printError("\(config): [mqtt]: \(error)")
+                Self.printError("\(config): 1 problem")
+                throw ExitCode(1)
+            }
+        }
+        print(Self.summary(gateway, board: board))
     }
 
     private static func printError(_ line: String) {
@@ -40,7 +51,7 @@ struct CheckConfigCommand: AsyncParsableCommand {
         \(config.path): OK
           board \(board.name) (\(board.description)): radio \(config.radio.device), audio \(config.audio.device), \(leds)
           \(plural(config.publications.count, "publication")), \(plural(config.subscriptions.count, "subscription"))
-          socket \(config.socket.path), state \(config.state.path)
+          socket \(config.socket.path), state \(config.state.path)\(config.mqtt.map { "\n  mqtt \($0.url)" } ?? "")
         """
     }
 }

@@ -60,6 +60,8 @@ public final class MQTTBridge: EventSink, Sendable {
     /// `password` is the configured one or the password file's content (read by the caller).
     /// `subscriptions` and `model` (the board) describe the gateway to Home Assistant.
     init(settings: MQTTSettings, password: String?, subscriptions: [SubscriptionConfig], model: String, logger: Logger) throws(MQTTError) {
+        // Loaded here, at start-up: a system without libmosquitto refuses `run` at once, naming it.
+        _ = try MosquittoLibrary.load(broker: settings.url)
         self.settings = settings
         self.password = password
         self.logger = logger

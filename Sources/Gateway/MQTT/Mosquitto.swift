@@ -34,6 +34,23 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isRefusal: Bool { if case .refused = kind { true } else { false } }
 }
 
+/// libmosquitto is loaded at run time (Sources/CMosquitto), by the first bridge or by check-config of
+/// an `[mqtt]` section: a gateway without `[mqtt]` never maps it, nor the libssl/libcrypto it needs.
+public enum MosquittoLibrary {
+    /// The library's function table, loading it on the first call; an error naming libmosquitto.so.1
+    /// and dlerror's text when it (or one of its functions) is missing.
+    static func load(broker: String) throws(MQTTError) -> UnsafePointer<nearby_mosquitto_api> {
+        guard let api = nearby_mosquitto_load() else {
+            let text = nearby_mosquitto_load_error().map { String(cString: $0) } ?? "cannot load \(NEARBY_MOSQUITTO_SONAME)"
+            throw MQTTError(broker: broker, call: "dlopen", kind: .setup(text))
+        }
+        return api
+    }
+
+    /// What check-config asks: can a bridge to `broker` be made on this system?
+    public static func check(broker: String) throws(MQTTError) { _ = try load(broker: broker) }
+}
+
 /// The one file that speaks libmosquitto. A `MosquittoClient` is used by one thread only (the bridge's):
 /// libmosquitto's own thread (`mosquitto_loop_start`) is not used, so its network I/O runs where the
 /// bridge's poll(2) loop decides, and never on Swift's cooperative pool.
@@ -41,40 +58,37 @@ final class MosquittoClient {
     enum Session: Equatable { case connecting, accepted, refused(Int32), closed }
 
     let broker: String
+    private let api: UnsafePointer<nearby_mosquitto_api>
     private let handle: OpaquePointer
     /// Set by libmosquitto's callbacks, which run inside `loopRead` on this same thread.
     private(set) var session = Session.closed
     /// Messages received on subscribed topics (topic, payload bytes), taken by `takeMessages`.
     private var received: [(topic: String, payload: [UInt8])] = []
 
-    private static let initialised: Bool = {
-        mosquitto_lib_init()
-        return true
-    }()
-
     init(broker: String, clientID: String, username: String?, password: String?, caFile: String?,
          will: (topic: String, payload: String)) throws(MQTTError) {
-        _ = Self.initialised
         self.broker = broker
-        guard let handle = mosquitto_new(clientID, true, nil) else {
+        let api = try MosquittoLibrary.load(broker: broker)
+        self.api = api
+        guard let handle = api.pointee.new_client(clientID, true, nil) else {
             throw MQTTError(broker: broker, call: "mosquitto_new", kind: .errno(errno))
         }
         self.handle = handle
         let box = Unmanaged.passUnretained(self).toOpaque()
-        mosquitto_user_data_set(handle, box)
-        mosquitto_connect_callback_set(handle) { _, object, code in
+        api.pointee.user_data_set(handle, box)
+        api.pointee.connect_callback_set(handle) { _, object, code in
             guard let object else { return }
             let client = Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue()
             client.session = code == 0 ? .accepted : .refused(code)
         }
-        mosquitto_disconnect_callback_set(handle) { _, object, _ in
+        api.pointee.disconnect_callback_set(handle) { _, object, _ in
             guard let object else { return }
             let client = Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue()
             // A refused CONNECT is followed by the socket's close: keep the refusal, it says why.
             if case .refused = client.session { return }
             client.session = .closed
         }
-        mosquitto_message_callback_set(handle) { _, object, message in
+        api.pointee.message_callback_set(handle) { _, object, message in
             guard let object, let message else { return }
             let client = Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue()
             let topic = message.pointee.topic.map { String(cString: $0) } ?? ""
@@ -83,18 +97,18 @@ final class MosquittoClient {
             client.received.append((topic, payload))
         }
         if let username {
-            try check("mosquitto_username_pw_set", mosquitto_username_pw_set(handle, username, password))
+            try check("mosquitto_username_pw_set", api.pointee.username_pw_set(handle, username, password))
         }
         try check("mosquitto_will_set", will.payload.withCString { bytes in
-            mosquitto_will_set(handle, will.topic, Int32(strlen(bytes)), bytes, 1, true)
+            api.pointee.will_set(handle, will.topic, Int32(strlen(bytes)), bytes, 1, true)
         })
         if let caFile {
-            try check("mosquitto_tls_set", mosquitto_tls_set(handle, caFile, nil, nil, nil, nil))
+            try check("mosquitto_tls_set", api.pointee.tls_set(handle, caFile, nil, nil, nil, nil))
         }
     }
 
     deinit {
-        mosquitto_destroy(handle)
+        api.pointee.destroy(handle)
     }
 
     /// Starts a non-blocking connect (a TCP connect to an unreachable host never holds the thread);
@@ -102,7 +116,7 @@ final class MosquittoClient {
     func connect(host: String, port: Int, keepalive: Int) throws(MQTTError) {
         session = .connecting
         do throws(MQTTError) {
-            try check("mosquitto_connect_async", mosquitto_connect_async(handle, host, Int32(port), Int32(keepalive)))
+            try check("mosquitto_connect_async", api.pointee.connect_async(handle, host, Int32(port), Int32(keepalive)))
         } catch {
             session = .closed
             throw error
@@ -111,27 +125,27 @@ final class MosquittoClient {
 
     /// The socket to poll, or nil when there is none.
     var socket: Int32? {
-        let fd = mosquitto_socket(handle)
+        let fd = api.pointee.socket(handle)
         return fd < 0 ? nil : fd
     }
 
-    var wantsWrite: Bool { mosquitto_want_write(handle) }
+    var wantsWrite: Bool { api.pointee.want_write(handle) }
 
-    func loopRead() throws(MQTTError) { try check("mosquitto_loop_read", mosquitto_loop_read(handle, 16)) }
-    func loopWrite() throws(MQTTError) { try check("mosquitto_loop_write", mosquitto_loop_write(handle, 16)) }
+    func loopRead() throws(MQTTError) { try check("mosquitto_loop_read", api.pointee.loop_read(handle, 16)) }
+    func loopWrite() throws(MQTTError) { try check("mosquitto_loop_write", api.pointee.loop_write(handle, 16)) }
     /// Keep-alive pings and their time-outs.
-    func loopMisc() throws(MQTTError) { try check("mosquitto_loop_misc", mosquitto_loop_misc(handle)) }
+    func loopMisc() throws(MQTTError) { try check("mosquitto_loop_misc", api.pointee.loop_misc(handle)) }
 
     /// Queues a message in libmosquitto's outgoing list (written by `loopWrite`).
     func publish(topic: String, payload: String, qos: Int, retain: Bool) throws(MQTTError) {
         let code = payload.withCString { bytes in
-            mosquitto_publish(handle, nil, topic, Int32(strlen(bytes)), bytes, Int32(qos), retain)
+            api.pointee.publish(handle, nil, topic, Int32(strlen(bytes)), bytes, Int32(qos), retain)
         }
         try check("mosquitto_publish", code)
     }
 
     func subscribe(_ filter: String, qos: Int) throws(MQTTError) {
-        try check("mosquitto_subscribe", mosquitto_subscribe(handle, nil, filter, Int32(qos)))
+        try check("mosquitto_subscribe", api.pointee.subscribe(handle, nil, filter, Int32(qos)))
     }
 
     /// What arrived on subscribed topics since the last call, in order.
@@ -142,14 +156,14 @@ final class MosquittoClient {
 
     /// Queues DISCONNECT (sent by the next `loopWrite`) and forgets the session.
     func disconnect() {
-        _ = mosquitto_disconnect(handle)
+        _ = api.pointee.disconnect(handle)
         session = .closed
     }
 
     /// The refusal as an error, once the broker has answered CONNECT with one.
     var refusal: MQTTError? {
         guard case .refused(let code) = session else { return nil }
-        return MQTTError(broker: broker, call: "CONNECT", kind: .refused(code: code, text: String(cString: mosquitto_connack_string(code))))
+        return MQTTError(broker: broker, call: "CONNECT", kind: .refused(code: code, text: String(cString: api.pointee.connack_string(code))))
     }
 
     private func check(_ call: String, _ code: Int32) throws(MQTTError) {
@@ -159,6 +173,6 @@ final class MosquittoClient {
             throw MQTTError(broker: broker, call: call, kind: .errno(savedErrno))
         }
         if let refusal { throw refusal }
-        throw MQTTError(broker: broker, call: call, kind: .library(code: code, text: String(cString: mosquitto_strerror(code))))
+        throw MQTTError(broker: broker, call: call, kind: .library(code: code, text: String(cString: api.pointee.strerror(code))))
     }
 }
