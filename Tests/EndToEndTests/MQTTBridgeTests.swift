@@ -289,16 +289,17 @@ extension EndToEnd {
             let offSocket = try SocketClient(path: off.socketPath)
             #expect(try await offSocket.request("GET background") == "OK on")
 
-            // The publication lives with the broker connection it came over.
+            // The publication lives with the broker connection it came over. The gateway ends that
+            // connection's publications before it raises $SYS/error/mqtt for the drop (GatewayParts.runMQTT),
+            // so once the error is on the socket the publication must be gone.
+            #expect(try await socket.request("SUB $SYS/error/mqtt").hasPrefix("OK"))
+            let beforeKill = socket.received.count
             try await mosquitto.stop(signal: SIGKILL)
-            let clock = ContinuousClock()
-            let deadline = clock.now + .seconds(15)
-            var gone = false
-            while !gone, clock.now < deadline {
-                gone = try await !socket.request("GET publications").contains("\"type\":\"mq\"")
-                if !gone { try await Task.sleep(for: .milliseconds(200)) }   // polling, with the deadline above
+            try await socket.waitForLine(after: beforeKill, timeout: .seconds(15), what: "$SYS/error/mqtt set") {
+                $0.hasPrefix("$SYS/error/mqtt ") && $0.contains("\"set\":true")
             }
-            #expect(gone, "the MQTT publication outlived its connection")
+            let after = try await socket.request("GET publications")
+            #expect(!after.contains("\"type\":\"mq\""), "the MQTT publication outlived its connection: \(after)")
             mosquitto = try await broker.start()
             try await gatewayOn.stop()
             try await gatewayOff.stop()
