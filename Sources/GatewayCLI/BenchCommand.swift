@@ -9,7 +9,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure the gateway against its peers (run scripts/bench for the whole comparison).",
         subcommands: [
             BenchCorpusCommand.self, BenchPipelineCommand.self, BenchFanoutServerCommand.self,
-            BenchFanoutClientsCommand.self, BenchMQTTPublisherCommand.self, BenchModemCostCommand.self,
+            BenchFanoutClientsCommand.self, BenchMQTTPublisherCommand.self, BenchMQTTBridgeCommand.self, BenchModemCostCommand.self,
             BenchModemDecodeCommand.self, BenchModemChannelCommand.self,
 
         ]

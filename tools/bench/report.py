@@ -85,6 +85,11 @@ def rows(results):
         builders["process"] = process.rows
     except ImportError:
         pass
+    try:
+        import mqtt
+        builders["mqtt"] = mqtt.rows
+    except ImportError:
+        pass
     for section, data in results["sections"].items():
         if section in builders:
             out += builders[section](data)
@@ -100,6 +105,8 @@ def fmt(value, unit):
         return f"{value / 1e6:.2f} M/s"
     if unit == "%":
         return f"{value * 100:.1f} %"
+    if unit == "ev/s":
+        return f"{value:,.0f} ev/s"
     if unit == "allocs":
         return f"{value:.2f}"
     if unit == "x RT":
@@ -194,7 +201,7 @@ def markdown(results, rs):
 
 
 DETAIL_PREFIXES = {"pipeline": "**Advert pipeline run.**", "fanout": "**Fan-out run.**", "modem": "**Modem run.**",
-                   "process": "**Gateway process run**"}
+                   "process": "**Gateway process run**", "mqtt": "**MQTT bridge run.**"}
 
 
 def carried(path, rerun):

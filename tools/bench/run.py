@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every benchmark with its peer in the same run, prints one table, writes BENCHMARKS.md.
 
-  run.py --bin NEARBY_GATEWAY --top REPO [--quick] [--only pipeline,fanout,modem,process]
+  run.py --bin NEARBY_GATEWAY --top REPO [--quick] [--only pipeline,fanout,modem,process,mqtt]
          [--malloc-shim SO] [--out BENCHMARKS.md] [--json results.json]
 
 Called by scripts/bench, which installs the peers and builds the release binary first.
@@ -21,7 +21,7 @@ sys.path.insert(0, HERE)
 
 import report  # noqa: E402
 
-SECTIONS = ["pipeline", "fanout", "modem", "process"]
+SECTIONS = ["pipeline", "fanout", "modem", "process", "mqtt"]
 
 
 def machine():
@@ -94,6 +94,8 @@ def main():
                 data = module.run(args.bin, python, os.path.join(work, section), args.quick)
             elif section == "process":
                 data = module.run(args.bin, args.top, os.path.join(work, section), args.quick)
+            elif section == "mqtt":
+                data = module.run(args.bin, args.top, python, os.path.join(work, section), args.quick)
             else:
                 data = module.run(args.bin, os.path.join(work, section), args.quick)
             data["section_seconds"] = time.monotonic() - t0

@@ -58,8 +58,9 @@ public final class MQTTBridge: EventSink, Sendable {
     private let changesContinuation: AsyncStream<Change>.Continuation
 
     /// `password` is the configured one or the password file's content (read by the caller).
-    /// `subscriptions` and `model` (the board) describe the gateway to Home Assistant.
-    init(settings: MQTTSettings, password: String?, subscriptions: [SubscriptionConfig], model: String, logger: Logger) throws(MQTTError) {
+    /// `subscriptions` and `model` (the board) describe the gateway to Home Assistant. Public for
+    /// `nearby-gateway bench mqtt-bridge`, which drives this same bridge (tools/bench/mqtt.py).
+    public init(settings: MQTTSettings, password: String?, subscriptions: [SubscriptionConfig], model: String, logger: Logger) throws(MQTTError) {
         // Loaded here, at start-up: a system without libmosquitto refuses `run` at once, naming it.
         _ = try MosquittoLibrary.load(broker: settings.url)
         self.settings = settings
@@ -112,7 +113,7 @@ public final class MQTTBridge: EventSink, Sendable {
     }
 
     /// Starts the bridge's thread; it connects at once and keeps trying until `stop`.
-    func start() throws(MQTTError) {
+    public func start() throws(MQTTError) {
         let client = try MosquittoClient(broker: settings.url, clientID: settings.clientID, username: settings.username,
                                          password: password, caFile: settings.caFile,
                                          will: (settings.availabilityTopic, "offline"))
@@ -132,7 +133,7 @@ public final class MQTTBridge: EventSink, Sendable {
         await OwnThread.run("mqtt-stop") { self.shutdown() }
     }
 
-    func shutdown() {
+    public func shutdown() {
         let finished = shared.withLock { shared -> DispatchSemaphore? in
             shared.shutdown = true
             defer { shared.thread = nil }

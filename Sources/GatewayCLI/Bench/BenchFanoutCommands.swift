@@ -67,10 +67,11 @@ struct BenchFanoutClientsCommand: ParsableCommand {
     @Option var clients = 100
     @Option(help: "Events expected per client.") var events: Int
     @Option var deadline = 60.0
+    @Option(help: "The topic filter each client subscribes to.") var filter = FanoutPayload.filter
 
     func run() throws {
         guard let wire = FanoutReceiver.Wire(rawValue: wire) else { throw ValidationError("--wire line|mqtt") }
-        let receiver = try FanoutReceiver(wire: wire, path: socket, count: clients)
+        let receiver = try FanoutReceiver(wire: wire, path: socket, count: clients, filter: filter)
         benchSay("READY")
         let started = monotonicNanoseconds()
         receiver.run(expected: events * clients, idleSeconds: 2, deadlineSeconds: deadline)
@@ -121,7 +122,7 @@ struct BenchMQTTPublisherCommand: ParsableCommand {
     }
 }
 
-private func cpuSeconds(_ clock: clockid_t) -> Double {
+func cpuSeconds(_ clock: clockid_t) -> Double {
     var ts = timespec()
     clock_gettime(clock, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9

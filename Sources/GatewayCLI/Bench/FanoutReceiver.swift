@@ -17,18 +17,18 @@ final class FanoutReceiver {
     var histogram = LatencyHistogram()
     var unparsable = 0
 
-    init(wire: Wire, path: String, count: Int) throws {
+    init(wire: Wire, path: String, count: Int, filter: String = FanoutPayload.filter) throws {
         self.wire = wire
         for index in 0..<count {
             let fd = try BenchSocket.connect(path: path)
             switch wire {
             case .line:
-                try BenchSocket.writeAll(fd, Array("SUB \(FanoutPayload.filter)\n".utf8))
+                try BenchSocket.writeAll(fd, Array("SUB \(filter)\n".utf8))
                 _ = try BenchSocket.readUntil(fd, seconds: 10) { $0.contains(UInt8(ascii: "\n")) }
             case .mqtt:
                 try BenchSocket.writeAll(fd, MQTTWire.connect(clientID: "bench-sub-\(index)"))
                 _ = try BenchSocket.readUntil(fd, seconds: 10) { $0.count >= 4 }   // CONNACK
-                try BenchSocket.writeAll(fd, MQTTWire.subscribe(filter: FanoutPayload.filter))
+                try BenchSocket.writeAll(fd, MQTTWire.subscribe(filter: filter))
                 _ = try BenchSocket.readUntil(fd, seconds: 10) { $0.count >= 5 }   // SUBACK
             }
             BenchSocket.setNonBlocking(fd)
