@@ -20,11 +20,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+
+from process import in_private_air, inner_main, stop  # noqa: E402
 
 PREFIX = "bench"
 
@@ -49,16 +50,6 @@ def broker(work):
     proc = subprocess.Popen(["mosquitto", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for_socket(sock, proc)
     return proc, sock
-
-
-def stop(proc):
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def throughput(binary, python, sock, side, events, qos, payload, prefix):
@@ -128,21 +119,11 @@ def run(binary, top, python, work, quick):
 
 def idle_outer(binary, top, python, quick):
     """Re-runs this file inside scripts/private-air for the idle gateways, reads its JSON."""
-    stage = tempfile.mkdtemp(prefix="nearby-bench-mqtt-", dir="/var/tmp")   # /tmp is private in there
-    os.chmod(stage, 0o1777)
-    out = os.path.join(stage, "result.json")
-    cmd = [os.path.join(top, "scripts", "private-air"), python, os.path.abspath(__file__), "--idle", binary, stage, out]
-    cmd += ["--quick"] if quick else []
-    try:
-        subprocess.run(cmd, check=True, stdout=sys.stderr)
-        with open(out) as f:
-            return json.load(f)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
+    return in_private_air(top, os.path.abspath(__file__), "--idle", binary, quick, python)
 
 
 def idle_inner(binary, work, out, quick):
-    from process import config, cpu_seconds, memory, subscription, wait_path
+    from process import config, cpu_seconds, gateway, memory, subscription, wait_path
     seconds = 10 if quick else 60
     key = f"bench-mqtt-{os.getpid()}"
     procs = []
@@ -151,12 +132,9 @@ def idle_inner(binary, work, out, quick):
         procs.append(mq)
         body = subscription("bench", 2)
         mqtt_section = f'[mqtt]\nurl = "unix://{sock}"\nclient_id = "bench-idle"\nprefix = "{PREFIX}"\n'
-        plain_conf = config(work, "plain", key, 2, body)
-        bridged_conf = config(work, "bridged", key, 2, body + mqtt_section)
-        plain = subprocess.Popen([binary, "run", "--config", plain_conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(plain)
-        bridged = subprocess.Popen([binary, "run", "--config", bridged_conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(bridged)
+        # The same config but [mqtt]: one subscription, nothing on the air.
+        plain = gateway(binary, config(work, "plain", key, 2, body), procs)
+        bridged = gateway(binary, config(work, "bridged", key, 2, body + mqtt_section), procs)
         wait_path(f"{work}/plain.sock", plain)
         wait_path(f"{work}/bridged.sock", bridged)
         paho = subprocess.Popen([sys.executable, os.path.join(HERE, "mqtt_peer.py"), sock, "0", PREFIX, "0", "0", "--idle"],
@@ -217,7 +195,4 @@ def details(d):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 5 and sys.argv[1] == "--idle":
-        idle_inner(sys.argv[2], sys.argv[3], sys.argv[4], "--quick" in sys.argv)
-    else:
-        print(__doc__)
+    inner_main("--idle", idle_inner, __doc__)

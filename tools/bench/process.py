@@ -71,16 +71,30 @@ class MessageWatch:
 
 def run(binary, top, work, quick):
     """Outer side: re-runs this file inside scripts/private-air, reads its JSON."""
-    stage = tempfile.mkdtemp(prefix="nearby-bench-process-", dir="/var/tmp")   # /tmp is private in there
+    return in_private_air(top, os.path.abspath(__file__), "--inner", binary, quick)
+
+
+def in_private_air(top, script, flag, binary, quick, python=sys.executable):
+    """Runs `python script flag binary STAGE OUT [--quick]` inside scripts/private-air (a btvirt of its
+    own) and returns the JSON it wrote to OUT; `inner_main` is the other end."""
+    stage = tempfile.mkdtemp(prefix="nearby-bench-air-", dir="/var/tmp")   # /tmp is private in there
+    os.chmod(stage, 0o1777)   # a Mosquitto started as root drops to its own user and makes its socket here
     out = os.path.join(stage, "result.json")
-    cmd = [os.path.join(top, "scripts", "private-air"), sys.executable, os.path.abspath(__file__), "--inner",
-           binary, stage, out] + (["--quick"] if quick else [])
+    cmd = [os.path.join(top, "scripts", "private-air"), python, script, flag, binary, stage, out] + (["--quick"] if quick else [])
     try:
         subprocess.run(cmd, check=True, stdout=sys.stderr)
         with open(out) as f:
             return json.load(f)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def inner_main(flag, inner_function, doc):
+    """The `__main__` of a bench module run by `in_private_air`: `flag BINARY WORK OUT [--quick]`."""
+    if len(sys.argv) >= 5 and sys.argv[1] == flag:
+        inner_function(sys.argv[2], sys.argv[3], sys.argv[4], "--quick" in sys.argv)
+    else:
+        print(doc)
 
 
 class LineClient:
@@ -176,6 +190,13 @@ def wait_path(path, proc, seconds=15):
     raise RuntimeError(f"{path} never appeared")
 
 
+def gateway(binary, config_path, procs):
+    """`nearby-gateway run` of a config written by `config`, quiet, listed in `procs` to be stopped."""
+    proc = subprocess.Popen([binary, "run", "--config", config_path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs.append(proc)
+    return proc
+
+
 def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -261,10 +282,7 @@ def inner(binary, work, out, quick):
         a_conf = config(work, "a", key, lost_after, subscription("bench", lost_after) + subscription("other", lost_after)
                         + publication("bench-a", "hello", "from-a"))
         b_conf = config(work, "b", key, lost_after, publication("bench-b", "hello", "from-b") + subscription("bench-a", lost_after))
-        a = subprocess.Popen([binary, "run", "--config", a_conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(a)
-        b = subprocess.Popen([binary, "run", "--config", b_conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(b)
+        a, b = gateway(binary, a_conf, procs), gateway(binary, b_conf, procs)
         wait_path(f"{work}/a.sock", a)
         wait_path(f"{work}/b.sock", b)
 
@@ -386,7 +404,4 @@ def details(d):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 5 and sys.argv[1] == "--inner":
-        inner(sys.argv[2], sys.argv[3], sys.argv[4], "--quick" in sys.argv)
-    else:
-        print(__doc__)
+    inner_main("--inner", inner, __doc__)
