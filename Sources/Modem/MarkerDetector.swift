@@ -231,36 +231,39 @@ struct MarkerDetector: Sendable {
         // The hypothesis is the one whose marker bins hold the most energy (start) or the most
         // end-marker energy (end). Not the best share: on a clean marker every hypothesis scores
         // near 1, and a wrong one would misplace the start.
-        var bestStart = (share: Float(0), difference: -Double.greatestFiniteMagnitude, h: 0)
-        var bestEnd = (share: Float(0), difference: Double.greatestFiniteMagnitude, h: 0)
-        var zero = bestStart
+        // The energy differences pick the hypotheses; the shares (a division per pair) are needed
+        // only for the three that are used.
+        var bestStart = (difference: -Double.greatestFiniteMagnitude, h: 0)
+        var bestEnd = (difference: Double.greatestFiniteMagnitude, h: 0)
+        var zeroDifference = 0.0
         for h in 0..<Self.hypothesesPPM.count {
-            var share: Float = 0
             var difference = 0.0
             for pair in 0..<GGWave.markerPairs {
                 let lower = energies[h * nb + 2 * pair], upper = energies[h * nb + 2 * pair + 1]
                 let (on, off) = pair % 2 == 0 ? (lower, upper) : (upper, lower)
-                share += Float((on + 1e-30) / (on + off + 2e-30))
                 difference += on - off
             }
-            share /= Float(GGWave.markerPairs)
-            if difference > bestStart.difference { bestStart = (share, difference, h) }
-            if difference < bestEnd.difference { bestEnd = (share, difference, h) }
-            if h == Self.zeroHypothesis { zero = (share, difference, h) }
+            if difference > bestStart.difference { bestStart = (difference, h) }
+            if difference < bestEnd.difference { bestEnd = (difference, h) }
+            if h == Self.zeroHypothesis { zeroDifference = difference }
         }
+        let zero = Self.zeroHypothesis
         // Matched clocks keep exactly the single-hypothesis detector: another hypothesis takes over
         // only where it holds twice the marker energy (3 dB), i.e. where the clocks really differ.
-        if !(bestStart.difference > 2 * max(zero.difference, 0)) { bestStart = zero }
+        if !(bestStart.difference > 2 * max(zeroDifference, 0)) { bestStart = (zeroDifference, zero) }
+        let zeroShare = share(zero)
+        let bestEndShare = bestEnd.h == zero ? zeroShare : share(bestEnd.h)
         // Alignment metrics that a few loud data tones (chunks put up to 2 tones, 7 times a marker
         // tone's power, into these bins) cannot steer: the sum of the 12 smallest differences.
         let metric = trimmedSum(bestStart.h, smallest: true)
-        let endMetric = trimmedSum(bestEnd.h, smallest: false) * -1
-        let share = bestStart.share
+        let zeroEndMetric = trimmedSum(zero, smallest: false) * -1
+        let endMetric = bestEnd.h == zero ? zeroEndMetric : trimmedSum(bestEnd.h, smallest: false) * -1
+        let share = bestStart.h == zero ? zeroShare : self.share(bestStart.h)
         let b = blocks
         startScores[b % startScores.count] = share
-        endScores[b % endScores.count] = 1 - zero.share
-        endEnergies[b % endEnergies.count] = Float(trimmedSum(zero.h, smallest: false) * -1)
-        shiftedEndScores[b % endScores.count] = 1 - bestEnd.share
+        endScores[b % endScores.count] = 1 - zeroShare
+        endEnergies[b % endEnergies.count] = Float(zeroEndMetric)
+        shiftedEndScores[b % endScores.count] = 1 - bestEndShare
         shiftedEndEnergies[b % endEnergies.count] = Float(endMetric)
         blocks += 1
         guard b >= Self.windowBlocks - 1 else { return nil }
@@ -282,6 +285,17 @@ struct MarkerDetector: Sendable {
             tracking = (b, b, metric, ppm)
         }
         return nil
+    }
+
+    /// Mean over pairs of the start-marker bin's share of the pair's energy, for hypothesis `h`.
+    private func share(_ h: Int) -> Float {
+        var share: Float = 0
+        for pair in 0..<GGWave.markerPairs {
+            let lower = energies[h * Self.bins + 2 * pair], upper = energies[h * Self.bins + 2 * pair + 1]
+            let (on, off) = pair % 2 == 0 ? (lower, upper) : (upper, lower)
+            share += Float((on + 1e-30) / (on + off + 2e-30))
+        }
+        return share / Float(GGWave.markerPairs)
     }
 
     /// Per pair, start-marker bin energy minus end-marker bin energy, sorted ascending; the sum (in
