@@ -325,13 +325,21 @@ struct MarkerDetector: Sendable {
         for (h, ppm) in Self.hypothesesPPM.enumerated() {
             for k in 0..<Self.bins {
                 let theta = Self.theta(ppm: ppm, bin: k)
+                // e^(−iθj) for j = 16a + b as e^(−iθ·16a)·e^(−iθb): 32 cos/sin pairs, not 256
+                // (each exact to an ulp, so the product is within a few ulps).
+                func turn(_ j: Int) -> (c: Double, s: Double) {
+                    let phase = (-theta * Double(j)).truncatingRemainder(dividingBy: 2 * Double.pi)
+                    return (cos(phase), sin(phase))
+                }
+                let fine = (0..<16).map { turn($0) }, coarse = (0..<(Self.windowBlocks / 16)).map { turn(16 * $0) }
                 var sr = 0.0, si = 0.0
                 for m in max(0, last - Self.windowBlocks + 1)...last {
-                    let phase = (-theta * Double(last - m)).truncatingRemainder(dividingBy: 2 * Double.pi)
+                    let (a, b) = coarse[(last - m) / 16], (f, g) = fine[(last - m) % 16]
+                    let (c, s) = (a * f - b * g, a * g + b * f)
                     let slot = (m % Self.windowBlocks) * 2 * Self.bins
                     let pr = Double(blockRing[slot + 2 * k]), pi = Double(blockRing[slot + 2 * k + 1])
-                    sr += pr * cos(phase) - pi * sin(phase)
-                    si += pr * sin(phase) + pi * cos(phase)
+                    sr += pr * c - pi * s
+                    si += pr * s + pi * c
                 }
                 sumRe[h * Self.bins + k] = sr
                 sumIm[h * Self.bins + k] = si
