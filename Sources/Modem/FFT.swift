@@ -37,7 +37,7 @@ struct FFT: Sendable {
         withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * size) { work in
             let re = UnsafeMutableBufferPointer(rebasing: work[0..<size])
             let im = UnsafeMutableBufferPointer(rebasing: work[size..<(2 * size)])
-            _ = im.initialize(repeating: 0)
+            im.initialize(repeating: 0)
             bitReversed.withUnsafeBufferPointer { rev in
                 for i in 0..<size { re[rev[i]] = real[i] }
             }
