@@ -1,6 +1,8 @@
 import Foundation
 
-/// In-place radix-2 complex FFT of a fixed power-of-two size, with its twiddles computed once.
+/// FFT of a real signal of a fixed power-of-two size N, with its twiddles computed once: the N real
+/// samples go in as N/2 complex ones (even samples real, odd imaginary), an in-place radix-2 FFT of
+/// N/2 points, then one pass splits the even and odd halves' spectra apart.
 struct FFT: Sendable {
     let size: Int
     private let cosTable: [Float]
@@ -12,8 +14,9 @@ struct FFT: Sendable {
         self.size = size
         cosTable = (0..<(size / 2)).map { Float(cos(2 * Double.pi * Double($0) / Double(size))) }
         sinTable = (0..<(size / 2)).map { Float(-sin(2 * Double.pi * Double($0) / Double(size))) }
-        let bits = size.trailingZeroBitCount
-        bitReversed = (0..<size).map { i in
+        precondition(size >= 4, "FFT size must be at least 4")
+        let bits = size.trailingZeroBitCount - 1
+        bitReversed = (0..<(size / 2)).map { i in
             var r = 0
             for b in 0..<bits where i & (1 << b) != 0 { r |= 1 << (bits - 1 - b) }
             return r
@@ -23,48 +26,74 @@ struct FFT: Sendable {
     /// Power |X_k|² of a real signal at bins `range` (X_k = Σ x_n e^(−2πikn/N)).
     func power(of real: [Float], bins range: Range<Int>) -> [Float] {
         precondition(real.count == size)
-        var re = [Float](repeating: 0, count: size)
-        var im = [Float](repeating: 0, count: size)
-        for i in 0..<size { re[bitReversed[i]] = real[i] }
-        transform(&re, &im)
-        return range.map { re[$0] * re[$0] + im[$0] * im[$0] }
+        return transformed(real) { re, im in range.map { re[$0] * re[$0] + im[$0] * im[$0] } }
     }
 
     /// Complex X_k of a real signal at `bins`.
     func spectrum(of real: [Float], bins: [Int]) -> [(re: Float, im: Float)] {
         precondition(real.count == size)
-        var re = [Float](repeating: 0, count: size)
-        var im = [Float](repeating: 0, count: size)
-        for i in 0..<size { re[bitReversed[i]] = real[i] }
-        transform(&re, &im)
-        return bins.map { (re[$0], im[$0]) }
+        return transformed(real) { re, im in bins.map { (re[$0], im[$0]) } }
     }
 
-    private func transform(_ re: inout [Float], _ im: inout [Float]) {
-        re.withUnsafeMutableBufferPointer { re in
-            im.withUnsafeMutableBufferPointer { im in
-                cosTable.withUnsafeBufferPointer { wr in
-                    sinTable.withUnsafeBufferPointer { wi in
-                        var half = 1
-                        while half < size {
-                            let stride = size / (2 * half)
-                            var start = 0
-                            while start < size {
-                                for j in 0..<half {
-                                    let w = j * stride
-                                    let a = start + j, b = a + half
-                                    let tr = re[b] * wr[w] - im[b] * wi[w]
-                                    let ti = re[b] * wi[w] + im[b] * wr[w]
-                                    re[b] = re[a] - tr
-                                    im[b] = im[a] - ti
-                                    re[a] += tr
-                                    im[a] += ti
-                                }
-                                start += 2 * half
-                            }
-                            half *= 2
-                        }
+    /// The transform of `real` in stack buffers (no array per frame), handed to `read`.
+    private func transformed<T>(_ real: [Float], _ read: (UnsafeMutableBufferPointer<Float>, UnsafeMutableBufferPointer<Float>) -> T) -> T {
+        let m = size / 2
+        return withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * size) { work in
+            let re = UnsafeMutableBufferPointer(rebasing: work[0..<size])
+            let im = UnsafeMutableBufferPointer(rebasing: work[size..<(2 * size)])
+            let zr = UnsafeMutableBufferPointer(rebasing: work[(2 * size)..<(2 * size + m)])
+            let zi = UnsafeMutableBufferPointer(rebasing: work[(2 * size + m)..<(3 * size)])
+            bitReversed.withUnsafeBufferPointer { rev in
+                for n in 0..<m {
+                    zr[rev[n]] = real[2 * n]
+                    zi[rev[n]] = real[2 * n + 1]
+                }
+            }
+            transform(zr, zi)
+            // X_k = E_k + e^(−2πik/N)·O_k, with E_k = (Z_k + conj Z_(m−k))/2 the even samples'
+            // spectrum and O_k = (Z_k − conj Z_(m−k))/2i the odd ones'.
+            cosTable.withUnsafeBufferPointer { wr in
+                sinTable.withUnsafeBufferPointer { wi in
+                    for k in 0...m {
+                        let (a, b) = (zr[k % m], zi[k % m]), (c, d) = (zr[(m - k) % m], zi[(m - k) % m])
+                        let (er, ei, or, oi) = ((a + c) * 0.5, (b - d) * 0.5, (b + d) * 0.5, (c - a) * 0.5)
+                        let (cr, ci): (Float, Float) = k < m ? (wr[k], wi[k]) : (-1, 0)
+                        re[k] = er + cr * or - ci * oi
+                        im[k] = ei + cr * oi + ci * or
                     }
+                }
+            }
+            for k in (m + 1)..<size {   // a real signal's spectrum is conjugate-symmetric
+                re[k] = re[size - k]
+                im[k] = -im[size - k]
+            }
+            return read(re, im)
+        }
+    }
+
+    private func transform(_ re: UnsafeMutableBufferPointer<Float>, _ im: UnsafeMutableBufferPointer<Float>) {
+        cosTable.withUnsafeBufferPointer { wr in
+            sinTable.withUnsafeBufferPointer { wi in
+                var half = 1
+                // N/2 points: the N-point table read at every other entry.
+                let n = size / 2
+                while half < n {
+                    let stride = size / (2 * half)
+                    var start = 0
+                    while start < n {
+                        for j in 0..<half {
+                            let w = j * stride
+                            let a = start + j, b = a + half
+                            let tr = re[b] * wr[w] - im[b] * wi[w]
+                            let ti = re[b] * wi[w] + im[b] * wr[w]
+                            re[b] = re[a] - tr
+                            im[b] = im[a] - ti
+                            re[a] += tr
+                            im[a] += ti
+                        }
+                        start += 2 * half
+                    }
+                    half *= 2
                 }
             }
         }

@@ -23,22 +23,46 @@ struct MarkerDetector: Sendable {
     private static let maxTrackBlocks = 4 * windowBlocks
     private static let trimmedPairs = 12
 
-    private let cosTable: [Float]
-    private let sinTable: [Float]
+    /// Row n (a sample's position in its frame) holds e^(−2πi(320 + k)n/1024) for the 32 marker bins
+    /// as (re, im) pairs, so that a sample goes into the block's partial DFT with one 64-wide
+    /// multiply-add. Shared by every detector (256 KB).
+    private static let sampleTwiddles: [Float] = {
+        let n = GGWave.samplesPerFrame
+        let cosT = (0..<n).map { Float(cos(2 * Double.pi * Double($0) / Double(n))) }
+        let sinT = (0..<n).map { Float(sin(2 * Double.pi * Double($0) / Double(n))) }
+        var out = [Float](repeating: 0, count: n * 2 * bins)
+        for base in 0..<n {
+            for k in 0..<bins {
+                let idx = ((GGWave.freqStart + k) * base) & (n - 1)
+                out[base * 2 * bins + 2 * k] = cosT[idx]
+                out[base * 2 * bins + 2 * k + 1] = -sinT[idx]
+            }
+        }
+        return out
+    }()
     private var partial = [Float](repeating: 0, count: 2 * bins)
     private var filled = 0
     private var blockRing: [Float]
-    /// Per clock hypothesis, the window's DFT at the marker bins with each block's phase turned
-    /// back by what that clock offset makes a tone drift: a clock off by ε shifts bin b by −εb,
-    /// i.e. its phase by −2πεb/16 per block, and 16 frames summed coherently at +1000 ppm would
-    /// cancel. The hypotheses' sums share the partial DFTs, so each costs 32 complex updates a block.
+    /// Clock hypotheses: a clock off by ε shifts bin b by −εb, i.e. its phase by −2πεb/16 per
+    /// block, and 16 frames summed coherently at +1000 ppm would cancel. Each hypothesis sums the
+    /// window with each block's phase turned back by that drift; the hypotheses share the partial
+    /// DFTs, so each costs 32 complex updates a block.
     static let hypothesesPPM: [Double] = Array(stride(from: -1200.0, through: 1200.0, by: 100.0))
-    private var windowSums: [Double]
     private static let zeroHypothesis = hypothesesPPM.firstIndex(of: 0)!
-    /// e^{iθ·block} per hypothesis and bin (θ = 2π·ε·(320 + k)/16), its step, and e^{−iθ·W}.
-    private var rotation: [Double]
-    private let rotationStep: [Double]
-    private let rotationBack: [Double]
+    /// Per hypothesis h and bin k (index 32h + k), T(b) = Σ over the window of p_m·e^(−iθ(b−m))
+    /// (θ = 2π·ε·(320 + k)/16): the drift-corrected window sum seen from its newest block. It has
+    /// the energy of Σ p_m·e^(iθm), and it slides with one rotation and no running phase:
+    /// T(b) = e^(−iθ)·T(b − 1) + p_b − e^(−iθW)·p_(b−W).
+    private var sumRe: [Double]
+    private var sumIm: [Double]
+    /// Work arrays reused block after block: each hypothesis's 32 bin energies (index 32h + k); the
+    /// block's partial DFT and the one leaving the window (re, im, re, im: 32 each); a sort buffer.
+    private var energies = [Double](repeating: 0, count: hypothesesPPM.count * bins)
+    private var incoming = [Double](repeating: 0, count: 4 * bins)
+    private var d = [Double](repeating: 0, count: GGWave.markerPairs)
+    /// e^(−iθ) and e^(−iθW) per hypothesis and bin.
+    private let decayRe: [Double], decayIm: [Double]
+    private let backRe: [Double], backIm: [Double]
     /// Blocks completed since the start.
     private(set) var blocks = 0
     private var startScores: [Float]
@@ -63,33 +87,27 @@ struct MarkerDetector: Sendable {
 
     /// `historyBlocks`: how many past scores `endScore(at:)` can still look up.
     init(historyBlocks: Int) {
-        let n = GGWave.samplesPerFrame
-        cosTable = (0..<n).map { Float(cos(2 * Double.pi * Double($0) / Double(n))) }
-        sinTable = (0..<n).map { Float(sin(2 * Double.pi * Double($0) / Double(n))) }
         blockRing = [Float](repeating: 0, count: Self.windowBlocks * 2 * Self.bins)
         startScores = [Float](repeating: 0.5, count: historyBlocks)
         endScores = [Float](repeating: 0.5, count: historyBlocks)
         endEnergies = [Float](repeating: 0, count: historyBlocks)
         shiftedEndScores = [Float](repeating: 0.5, count: historyBlocks)
         shiftedEndEnergies = [Float](repeating: 0, count: historyBlocks)
-        let h = Self.hypothesesPPM.count
-        windowSums = [Double](repeating: 0, count: h * 2 * Self.bins)
-        var step = [Double](repeating: 0, count: h * 2 * Self.bins)
-        var back = step
-        for (i, ppm) in Self.hypothesesPPM.enumerated() {
+        let count = Self.hypothesesPPM.count * Self.bins
+        var (dr, di, br, bi) = ([Double](repeating: 0, count: count), [Double](repeating: 0, count: count),
+                                [Double](repeating: 0, count: count), [Double](repeating: 0, count: count))
+        for (h, ppm) in Self.hypothesesPPM.enumerated() {
             for k in 0..<Self.bins {
                 let theta = Self.theta(ppm: ppm, bin: k)
-                let o = (i * Self.bins + k) * 2
-                step[o] = cos(theta)
-                step[o + 1] = sin(theta)
-                back[o] = cos(-theta * Double(Self.windowBlocks))
-                back[o + 1] = sin(-theta * Double(Self.windowBlocks))
+                dr[h * Self.bins + k] = cos(-theta)
+                di[h * Self.bins + k] = sin(-theta)
+                br[h * Self.bins + k] = cos(-theta * Double(Self.windowBlocks))
+                bi[h * Self.bins + k] = sin(-theta * Double(Self.windowBlocks))
             }
         }
-        rotationStep = step
-        rotationBack = back
-        rotation = [Double](repeating: 0, count: h * 2 * Self.bins)
-        for i in 0..<(h * Self.bins) { rotation[2 * i] = 1 }
+        (decayRe, decayIm, backRe, backIm) = (dr, di, br, bi)
+        sumRe = [Double](repeating: 0, count: count)
+        sumIm = [Double](repeating: 0, count: count)
     }
 
     private static func theta(ppm: Double, bin k: Int) -> Double {
@@ -98,25 +116,40 @@ struct MarkerDetector: Sendable {
 
     /// Consumes samples; returns every start marker found.
     mutating func process(_ samples: some Collection<Float>) -> [Detection] {
+        if let found = samples.withContiguousStorageIfAvailable({ process(contiguous: $0) }) { return found }
+        return Array(samples).withUnsafeBufferPointer { process(contiguous: $0) }
+    }
+
+    private mutating func process(contiguous samples: UnsafeBufferPointer<Float>) -> [Detection] {
         var found: [Detection] = []
-        let mask = GGWave.samplesPerFrame - 1
-        var n = blocks * Self.blockSize + filled
-        for x in samples {
-            let base = n & mask
-            partial.withUnsafeMutableBufferPointer { acc in
-                cosTable.withUnsafeBufferPointer { cosT in
-                    sinTable.withUnsafeBufferPointer { sinT in
-                        var idx = (GGWave.freqStart * base) & mask
-                        for k in 0..<Self.bins {
-                            acc[2 * k] += x * cosT[idx]
-                            acc[2 * k + 1] -= x * sinT[idx]
-                            idx = (idx + base) & mask   // bin k+1: one more turn of `base`
-                        }
+        var i = 0
+        while i < samples.count {
+            // A block never crosses a frame boundary (64 divides 1024), so its rows are consecutive.
+            let take = min(Self.blockSize - filled, samples.count - i)
+            let first = (blocks * Self.blockSize + filled) & (GGWave.samplesPerFrame - 1)
+            // Four 16-wide accumulators in registers: the same products and sums, in the same order,
+            // as bin by bin, without a store per bin and sample.
+            partial.withUnsafeMutableBytes { acc in
+                var s0 = acc.loadUnaligned(fromByteOffset: 0, as: SIMD16<Float>.self)
+                var s1 = acc.loadUnaligned(fromByteOffset: 64, as: SIMD16<Float>.self)
+                var s2 = acc.loadUnaligned(fromByteOffset: 128, as: SIMD16<Float>.self)
+                var s3 = acc.loadUnaligned(fromByteOffset: 192, as: SIMD16<Float>.self)
+                Self.sampleTwiddles.withUnsafeBytes { rows in
+                    for t in 0..<take {
+                        let x = SIMD16<Float>(repeating: samples[i + t]), row = (first + t) * 2 * Self.bins * 4
+                        s0 += x * rows.loadUnaligned(fromByteOffset: row, as: SIMD16<Float>.self)
+                        s1 += x * rows.loadUnaligned(fromByteOffset: row + 64, as: SIMD16<Float>.self)
+                        s2 += x * rows.loadUnaligned(fromByteOffset: row + 128, as: SIMD16<Float>.self)
+                        s3 += x * rows.loadUnaligned(fromByteOffset: row + 192, as: SIMD16<Float>.self)
                     }
                 }
+                acc.storeBytes(of: s0, toByteOffset: 0, as: SIMD16<Float>.self)
+                acc.storeBytes(of: s1, toByteOffset: 64, as: SIMD16<Float>.self)
+                acc.storeBytes(of: s2, toByteOffset: 128, as: SIMD16<Float>.self)
+                acc.storeBytes(of: s3, toByteOffset: 192, as: SIMD16<Float>.self)
             }
-            filled += 1
-            n += 1
+            filled += take
+            i += take
             if filled == Self.blockSize, let start = finishBlock() { found.append(start) }
         }
         return found
@@ -146,24 +179,41 @@ struct MarkerDetector: Sendable {
 
     private mutating func finishBlock() -> Detection? {
         let slot = (blocks % Self.windowBlocks) * 2 * Self.bins
-        let hypotheses = Self.hypothesesPPM.count
-        windowSums.withUnsafeMutableBufferPointer { sums in
-            rotation.withUnsafeMutableBufferPointer { rot in
-                rotationStep.withUnsafeBufferPointer { step in
-                    rotationBack.withUnsafeBufferPointer { back in
-                        blockRing.withUnsafeBufferPointer { ring in
-                            partial.withUnsafeBufferPointer { part in
-                                for h in 0..<hypotheses {
-                                    for k in 0..<Self.bins {
-                                        let o = (h * Self.bins + k) * 2
-                                        let cr = rot[o], ci = rot[o + 1]
-                                        let or = cr * back[o] - ci * back[o + 1], oi = cr * back[o + 1] + ci * back[o]
-                                        let pr = Double(part[2 * k]), pi = Double(part[2 * k + 1])
-                                        let qr = Double(ring[slot + 2 * k]), qi = Double(ring[slot + 2 * k + 1])
-                                        sums[o] += pr * cr - pi * ci - (qr * or - qi * oi)
-                                        sums[o + 1] += pr * ci + pi * cr - (qr * oi + qi * or)
-                                        rot[o] = cr * step[o] - ci * step[o + 1]
-                                        rot[o + 1] = cr * step[o + 1] + ci * step[o]
+        let nb = Self.bins
+        blockRing.withUnsafeMutableBufferPointer { ring in
+            for k in 0..<nb {
+                incoming[k] = Double(partial[2 * k])
+                incoming[nb + k] = Double(partial[2 * k + 1])
+                incoming[2 * nb + k] = Double(ring[slot + 2 * k])
+                incoming[3 * nb + k] = Double(ring[slot + 2 * k + 1])
+            }
+            for i in 0..<(2 * nb) { ring[slot + i] = partial[i] }
+        }
+        for i in 0..<(2 * nb) { partial[i] = 0 }
+        filled = 0
+        // Per hypothesis, its 32 bins in a row (the loop vectorises); the energies are all the
+        // scores need.
+        let count = Self.hypothesesPPM.count * nb
+        sumRe.withUnsafeMutableBufferPointer { sr in
+            sumIm.withUnsafeMutableBufferPointer { si in
+                energies.withUnsafeMutableBufferPointer { e in
+                    decayRe.withUnsafeBufferPointer { dr in
+                        decayIm.withUnsafeBufferPointer { di in
+                            backRe.withUnsafeBufferPointer { br in
+                                backIm.withUnsafeBufferPointer { bi in
+                                    incoming.withUnsafeBufferPointer { p in
+                                        for h in 0..<Self.hypothesesPPM.count {
+                                            for k in 0..<nb {
+                                                let o = h * nb + k
+                                                let pr = p[k], pi = p[nb + k], qr = p[2 * nb + k], qi = p[3 * nb + k]
+                                                let tr = sr[o], ti = si[o]
+                                                let nr = tr * dr[o] - ti * di[o] + pr - (qr * br[o] - qi * bi[o])
+                                                let ni = tr * di[o] + ti * dr[o] + pi - (qr * bi[o] + qi * br[o])
+                                                sr[o] = nr
+                                                si[o] = ni
+                                                e[o] = nr * nr + ni * ni
+                                            }
+                                        }
                                     }
                                 }
                             }
@@ -172,48 +222,48 @@ struct MarkerDetector: Sendable {
                 }
             }
         }
-        for i in 0..<(2 * Self.bins) {
-            blockRing[slot + i] = partial[i]
-            partial[i] = 0
+        // Rounding in the running sums would build up over hours; redo them exactly now and then.
+        if blocks % (16 * Self.windowBlocks) == 0 {
+            recomputeSums(through: blocks)
+            for o in 0..<count { energies[o] = sumRe[o] * sumRe[o] + sumIm[o] * sumIm[o] }
         }
-        filled = 0
-        // Rounding in the running sums and rotations would build up over hours; redo them exactly
-        // now and then.
-        if blocks % (16 * Self.windowBlocks) == 0 { recomputeSums(through: blocks) }
 
         // The hypothesis is the one whose marker bins hold the most energy (start) or the most
         // end-marker energy (end). Not the best share: on a clean marker every hypothesis scores
         // near 1, and a wrong one would misplace the start.
-        var bestStart = (share: Float(0), difference: -Double.greatestFiniteMagnitude, h: 0)
-        var bestEnd = (share: Float(0), difference: Double.greatestFiniteMagnitude, h: 0)
-        var zero = bestStart
-        for h in 0..<hypotheses {
-            var share: Float = 0
+        // The energy differences pick the hypotheses; the shares (a division per pair) are needed
+        // only for the three that are used.
+        var bestStart = (difference: -Double.greatestFiniteMagnitude, h: 0)
+        var bestEnd = (difference: Double.greatestFiniteMagnitude, h: 0)
+        var zeroDifference = 0.0
+        for h in 0..<Self.hypothesesPPM.count {
             var difference = 0.0
             for pair in 0..<GGWave.markerPairs {
-                let lower = energy(h, 2 * pair), upper = energy(h, 2 * pair + 1)
+                let lower = energies[h * nb + 2 * pair], upper = energies[h * nb + 2 * pair + 1]
                 let (on, off) = pair % 2 == 0 ? (lower, upper) : (upper, lower)
-                share += Float((on + 1e-30) / (on + off + 2e-30))
                 difference += on - off
             }
-            share /= Float(GGWave.markerPairs)
-            if difference > bestStart.difference { bestStart = (share, difference, h) }
-            if difference < bestEnd.difference { bestEnd = (share, difference, h) }
-            if h == Self.zeroHypothesis { zero = (share, difference, h) }
+            if difference > bestStart.difference { bestStart = (difference, h) }
+            if difference < bestEnd.difference { bestEnd = (difference, h) }
+            if h == Self.zeroHypothesis { zeroDifference = difference }
         }
+        let zero = Self.zeroHypothesis
         // Matched clocks keep exactly the single-hypothesis detector: another hypothesis takes over
         // only where it holds twice the marker energy (3 dB), i.e. where the clocks really differ.
-        if !(bestStart.difference > 2 * max(zero.difference, 0)) { bestStart = zero }
+        if !(bestStart.difference > 2 * max(zeroDifference, 0)) { bestStart = (zeroDifference, zero) }
+        let zeroShare = share(zero)
+        let bestEndShare = bestEnd.h == zero ? zeroShare : share(bestEnd.h)
         // Alignment metrics that a few loud data tones (chunks put up to 2 tones, 7 times a marker
         // tone's power, into these bins) cannot steer: the sum of the 12 smallest differences.
-        let metric = differences(bestStart.h).prefix(Self.trimmedPairs).reduce(0, +)
-        let endMetric = differences(bestEnd.h).suffix(Self.trimmedPairs).reduce(0, +) * -1
-        let share = bestStart.share
+        let metric = trimmedSum(bestStart.h, smallest: true)
+        let zeroEndMetric = trimmedSum(zero, smallest: false) * -1
+        let endMetric = bestEnd.h == zero ? zeroEndMetric : trimmedSum(bestEnd.h, smallest: false) * -1
+        let share = bestStart.h == zero ? zeroShare : self.share(bestStart.h)
         let b = blocks
         startScores[b % startScores.count] = share
-        endScores[b % endScores.count] = 1 - zero.share
-        endEnergies[b % endEnergies.count] = Float(differences(zero.h).suffix(Self.trimmedPairs).reduce(0, +) * -1)
-        shiftedEndScores[b % endScores.count] = 1 - bestEnd.share
+        endScores[b % endScores.count] = 1 - zeroShare
+        endEnergies[b % endEnergies.count] = Float(zeroEndMetric)
+        shiftedEndScores[b % endScores.count] = 1 - bestEndShare
         shiftedEndEnergies[b % endEnergies.count] = Float(endMetric)
         blocks += 1
         guard b >= Self.windowBlocks - 1 else { return nil }
@@ -237,41 +287,63 @@ struct MarkerDetector: Sendable {
         return nil
     }
 
-    /// Per pair, start-marker bin energy minus end-marker bin energy, sorted.
-    private func differences(_ h: Int) -> [Double] {
-        var out = [Double](repeating: 0, count: GGWave.markerPairs)
+    /// Mean over pairs of the start-marker bin's share of the pair's energy, for hypothesis `h`.
+    private func share(_ h: Int) -> Float {
+        var share: Float = 0
         for pair in 0..<GGWave.markerPairs {
-            let lower = energy(h, 2 * pair), upper = energy(h, 2 * pair + 1)
-            out[pair] = pair % 2 == 0 ? lower - upper : upper - lower
+            let lower = energies[h * Self.bins + 2 * pair], upper = energies[h * Self.bins + 2 * pair + 1]
+            let (on, off) = pair % 2 == 0 ? (lower, upper) : (upper, lower)
+            share += Float((on + 1e-30) / (on + off + 2e-30))
         }
-        return out.sorted()
+        return share / Float(GGWave.markerPairs)
     }
 
-    /// Sums and rotations exactly from the ring, after block `last` went in.
+    /// Per pair, start-marker bin energy minus end-marker bin energy, sorted ascending; the sum (in
+    /// that order) of the `trimmedPairs` smallest or largest, sorted in the reused buffer `d`.
+    private mutating func trimmedSum(_ h: Int, smallest: Bool) -> Double {
+        for pair in 0..<GGWave.markerPairs {
+            let lower = energies[h * Self.bins + 2 * pair], upper = energies[h * Self.bins + 2 * pair + 1]
+            d[pair] = pair % 2 == 0 ? lower - upper : upper - lower
+        }
+        for i in 1..<GGWave.markerPairs {
+            let v = d[i]
+            var j = i
+            while j > 0 && d[j - 1] > v {
+                d[j] = d[j - 1]
+                j -= 1
+            }
+            d[j] = v
+        }
+        let range = smallest ? 0..<Self.trimmedPairs : (GGWave.markerPairs - Self.trimmedPairs)..<GGWave.markerPairs
+        var sum = 0.0
+        for i in range { sum += d[i] }
+        return sum
+    }
+
+    /// The sums exactly from the ring, after block `last` went in.
     private mutating func recomputeSums(through last: Int) {
         for (h, ppm) in Self.hypothesesPPM.enumerated() {
             for k in 0..<Self.bins {
                 let theta = Self.theta(ppm: ppm, bin: k)
-                let o = (h * Self.bins + k) * 2
+                // e^(−iθj) for j = 16a + b as e^(−iθ·16a)·e^(−iθb): 32 cos/sin pairs, not 256
+                // (each exact to an ulp, so the product is within a few ulps).
+                func turn(_ j: Int) -> (c: Double, s: Double) {
+                    let phase = (-theta * Double(j)).truncatingRemainder(dividingBy: 2 * Double.pi)
+                    return (cos(phase), sin(phase))
+                }
+                let fine = (0..<16).map { turn($0) }, coarse = (0..<(Self.windowBlocks / 16)).map { turn(16 * $0) }
                 var sr = 0.0, si = 0.0
                 for m in max(0, last - Self.windowBlocks + 1)...last {
-                    let phase = (theta * Double(m)).truncatingRemainder(dividingBy: 2 * Double.pi)
+                    let (a, b) = coarse[(last - m) / 16], (f, g) = fine[(last - m) % 16]
+                    let (c, s) = (a * f - b * g, a * g + b * f)
                     let slot = (m % Self.windowBlocks) * 2 * Self.bins
                     let pr = Double(blockRing[slot + 2 * k]), pi = Double(blockRing[slot + 2 * k + 1])
-                    sr += pr * cos(phase) - pi * sin(phase)
-                    si += pr * sin(phase) + pi * cos(phase)
+                    sr += pr * c - pi * s
+                    si += pr * s + pi * c
                 }
-                windowSums[o] = sr
-                windowSums[o + 1] = si
-                let next = (theta * Double(last + 1)).truncatingRemainder(dividingBy: 2 * Double.pi)
-                rotation[o] = cos(next)
-                rotation[o + 1] = sin(next)
+                sumRe[h * Self.bins + k] = sr
+                sumIm[h * Self.bins + k] = si
             }
         }
-    }
-
-    private func energy(_ h: Int, _ k: Int) -> Double {
-        let o = (h * Self.bins + k) * 2
-        return windowSums[o] * windowSums[o] + windowSums[o + 1] * windowSums[o + 1]
     }
 }

@@ -26,14 +26,15 @@ struct SampleHistory: Sendable {
     /// Samples [start, start + count), or nil when part of it is gone or has not arrived yet.
     func slice(from start: Int, count: Int) -> [Float]? {
         guard start >= oldest, start + count <= total, count >= 0 else { return nil }
-        var out = [Float](repeating: 0, count: count)
-        var pos = start % capacity
-        for i in 0..<count {
-            out[i] = buffer[pos]
-            pos += 1
-            if pos == capacity { pos = 0 }
+        // At most two runs of the ring, copied whole.
+        let pos = start % capacity, first = min(count, capacity - pos)
+        return buffer.withUnsafeBufferPointer { buf in
+            [Float](unsafeUninitializedCapacity: count) { out, initialized in
+                _ = out.initialize(fromContentsOf: buf[pos..<(pos + first)])
+                _ = UnsafeMutableBufferPointer(rebasing: out[first...]).initialize(fromContentsOf: buf[0..<(count - first)])
+                initialized = count
+            }
         }
-        return out
     }
 
     /// `count` samples at positions start, start + step, … (a stream read with another clock),
