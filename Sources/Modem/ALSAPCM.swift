@@ -53,8 +53,14 @@ final class ALSAPCM {
     /// 2 s without a single frame from a capture device that should deliver 48,000 a second.
     static let stallTimeoutMs: Int32 = 2000
 
-    /// Latency asked of alsa-lib: 100 ms of buffer is plenty for a beacon and keeps `stop` prompt.
-    static let latencyMicroseconds: UInt32 = 100_000
+    /// Buffer asked of alsa-lib. Playback: 100 ms is plenty for a beacon and keeps `drain` and
+    /// `stop` prompt. Capture: a read returns as soon as 1,024 samples are there whatever the
+    /// buffer, so a long one costs only memory (48 KB) and lets the capture thread fall 500 ms
+    /// behind before samples are lost: with 100 ms, a busy machine (the system test under qemu
+    /// beside a build) overran every few hundred ms and no beacon arrived whole.
+    static func latencyMicroseconds(_ stream: PCMStream) -> UInt32 {
+        stream == .capture ? 500_000 : 100_000
+    }
 
     init(device: String, stream: PCMStream, sampleRate: Int = GGWave.sampleRate) throws(ALSAError) {
         self.device = device
@@ -67,7 +73,7 @@ final class ALSAPCM {
         do {
             try Self.check(device, "snd_pcm_set_params", snd_pcm_set_params(
                 pcm, SND_PCM_FORMAT_S16_LE, SND_PCM_ACCESS_RW_INTERLEAVED, 1, UInt32(sampleRate), 1,
-                Self.latencyMicroseconds))
+                Self.latencyMicroseconds(stream)))
             if stream == .capture {
                 // Start capturing at the first read, whatever its size (see the shim's comment).
                 try Self.check(device, "snd_pcm_sw_params(start_threshold)", nearby_alsa_set_start_threshold(pcm, 1))

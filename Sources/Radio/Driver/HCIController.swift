@@ -24,12 +24,17 @@ actor HCIController {
     private var pending: [(opcode: HCIOpcode, waiter: Waiter<ArraySlice<UInt8>>)] = []
     private var nextID = 0
     private(set) var finishedCause: RadioError?
+    /// One timer for every waiter, armed for the earliest deadline while any waits. A task per
+    /// command (30 a second while btvirt re-announces) cost a task, a dispatch timer and, once
+    /// cancelled, a wake-up at its deadline anyway: most of an idle gateway's wake-ups.
+    private var timeoutTimer: Task<Void, Never>?
+    private var armedDeadline: ContinuousClock.Instant?
 
     private struct Waiter<Value: Sendable> {
         var id: Int
         var name: String
         var continuation: CheckedContinuation<Value, any Error>
-        var timeout: Task<Void, Never>
+        var deadline: ContinuousClock.Instant
     }
 
     /// Events beyond this wait for the consumer are dropped oldest first (and counted).
@@ -79,10 +84,8 @@ actor HCIController {
                 continuation.resume(throwing: error)
                 return
             }
-            let timeout = timeoutTask(id: id) { controller in
-                await controller.expireCommand(id: id, name: command.name)
-            }
-            pending.append((command.opcode, Waiter(id: id, name: command.name, continuation: continuation, timeout: timeout)))
+            let deadline = armTimeout()
+            pending.append((command.opcode, Waiter(id: id, name: command.name, continuation: continuation, deadline: deadline)))
         }
     }
 
@@ -109,43 +112,55 @@ actor HCIController {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let id = nextID
             nextID += 1
-            let timeout = timeoutTask(id: id) { controller in
-                await controller.expireCreditWait(id: id, name: command.name)
-            }
-            creditWaiters.append(Waiter(id: id, name: command.name, continuation: continuation, timeout: timeout))
+            let deadline = armTimeout()
+            creditWaiters.append(Waiter(id: id, name: command.name, continuation: continuation, deadline: deadline))
         }
     }
 
-    private func timeoutTask(id: Int, expire: @escaping @Sendable (HCIController) async -> Void) -> Task<Void, Never> {
-        let duration = commandTimeout
-        return Task { [weak self] in
-            do {
-                try await Task.sleep(for: duration)
-            } catch {
-                return  // answered in time
-            }
-            if let self { await expire(self) }
+    /// The deadline of a waiter starting now; the timer is armed unless it already fires earlier
+    /// (every deadline is now + the same timeout, so an armed timer is never late for a new one).
+    private func armTimeout() -> ContinuousClock.Instant {
+        let deadline = ContinuousClock.now + commandTimeout
+        arm(deadline)
+        return deadline
+    }
+
+    private func arm(_ deadline: ContinuousClock.Instant) {
+        if timeoutTimer != nil, let armedDeadline, armedDeadline <= deadline { return }
+        timeoutTimer?.cancel()
+        armedDeadline = deadline
+        timeoutTimer = Task { [weak self] in
+            do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
+            await self?.expireDue()
         }
     }
 
-    private func expireCommand(id: Int, name: String) {
-        guard let index = pending.firstIndex(where: { $0.waiter.id == id }) else { return }
-        let waiter = pending.remove(at: index).waiter
-        // The controller may never return this command's credit; lend one so later commands can
-        // at least try (the radio treats a timeout as a dead controller anyway).
-        credits = max(credits, 1)
-        grantCredits()
-        waiter.continuation.resume(throwing: RadioError(
-            kind: .controller, device: device, operation: name,
-            message: "no answer within \(commandTimeout)"))
-    }
-
-    private func expireCreditWait(id: Int, name: String) {
-        guard let index = creditWaiters.firstIndex(where: { $0.id == id }) else { return }
-        let waiter = creditWaiters.remove(at: index)
-        waiter.continuation.resume(throwing: RadioError(
-            kind: .controller, device: device, operation: name,
-            message: "the controller accepted no command within \(commandTimeout)"))
+    /// The timer fired: fails every waiter past its deadline, re-arms for the earliest left. A
+    /// timer armed for commands answered since finds nothing due (one wake-up per timeout).
+    private func expireDue() {
+        timeoutTimer = nil
+        armedDeadline = nil
+        let now = ContinuousClock.now
+        while let index = pending.firstIndex(where: { $0.waiter.deadline <= now }) {
+            let waiter = pending.remove(at: index).waiter
+            // The controller may never return this command's credit; lend one so later commands can
+            // at least try (the radio treats a timeout as a dead controller anyway).
+            credits = max(credits, 1)
+            grantCredits()
+            waiter.continuation.resume(throwing: RadioError(
+                kind: .controller, device: device, operation: waiter.name,
+                message: "no answer within \(commandTimeout)"))
+        }
+        // Then the credit waiters a lent credit did not let go (an expired command lends first, as
+        // its deadline came first).
+        while let index = creditWaiters.firstIndex(where: { $0.deadline <= now }) {
+            let waiter = creditWaiters.remove(at: index)
+            waiter.continuation.resume(throwing: RadioError(
+                kind: .controller, device: device, operation: waiter.name,
+                message: "the controller accepted no command within \(commandTimeout)"))
+        }
+        let next = (creditWaiters.map(\.deadline) + pending.map(\.waiter.deadline)).min()
+        if let next { arm(next) }
     }
 
     private func handle(_ packet: [UInt8]) {
@@ -185,7 +200,6 @@ actor HCIController {
     private func complete(_ opcode: HCIOpcode, _ result: (String) -> Result<ArraySlice<UInt8>, RadioError>) {
         guard opcode.rawValue != 0, let index = pending.firstIndex(where: { $0.opcode == opcode }) else { return }
         let waiter = pending.remove(at: index).waiter
-        waiter.timeout.cancel()
         waiter.continuation.resume(with: result(waiter.name).mapError { $0 as any Error })
     }
 
@@ -193,7 +207,6 @@ actor HCIController {
         while credits > 0 && !creditWaiters.isEmpty {
             credits -= 1
             let waiter = creditWaiters.removeFirst()
-            waiter.timeout.cancel()
             waiter.continuation.resume()
         }
     }
@@ -202,14 +215,10 @@ actor HCIController {
     private func finish(_ cause: RadioError) {
         guard finishedCause == nil else { return }
         finishedCause = cause
-        for waiter in creditWaiters {
-            waiter.timeout.cancel()
-            waiter.continuation.resume(throwing: cause)
-        }
-        for (_, waiter) in pending {
-            waiter.timeout.cancel()
-            waiter.continuation.resume(throwing: cause)
-        }
+        timeoutTimer?.cancel()
+        timeoutTimer = nil
+        for waiter in creditWaiters { waiter.continuation.resume(throwing: cause) }
+        for (_, waiter) in pending { waiter.continuation.resume(throwing: cause) }
         creditWaiters = []
         pending = []
         eventSink.finish()

@@ -89,6 +89,26 @@ import Testing
         }
     }
 
+    /// One timer serves every waiter (issue 18): after answered commands it must still fail the
+    /// unanswered one and the one waiting behind it for a credit, each naming its own command.
+    @Test func theSharedTimeoutFailsEachUnansweredWaiterAfterAnsweredOnes() async throws {
+        let fake = FakeController { $0.opcode == .leSetScanEnable ? .none : FakeController.btvirtLike($0) }
+        // Long enough that the second command is seen waiting before the first times out, on a
+        // loaded machine too.
+        try await withController(fake, timeout: .milliseconds(1500)) { controller in
+            for _ in 0..<5 { try await controller.send(.reset) }
+            let unanswered = Task { try await controller.send(.leSetScanEnable(true)) }
+            try await eventually("the unanswered command to be sent") { fake.log.last?.opcode == .leSetScanEnable }
+            let waiting = Task { try await controller.send(.readLocalVersion) }
+            try await eventually("the second command to wait for a credit") { await controller.commandsWaitingForCredit == 1 }
+            let noAnswer = try await #require(throws: RadioError.self) { try await unanswered.value }
+            #expect(noAnswer.operation == "LE Set Scan Enable")
+            #expect(noAnswer.message.hasPrefix("no answer within"))
+            // The credit lent after the timeout lets the waiting command go; the fake answers it.
+            _ = try await waiting.value
+        }
+    }
+
     @Test func errorStatusesBecomeTypedErrors() async throws {
         let fake = FakeController { command in
             command.opcode == .leSetAdvertisingData ? .complete(status: 0x12) : FakeController.btvirtLike(command)
