@@ -20,9 +20,9 @@ actor MessageManager {
     private(set) var settings: ManagerSettings
     private var planner: AirPlanner
     private(set) var state: GatewayState
-    private var publications: [PublicationID: Publication] = [:]
+    private(set) var publications: [PublicationID: Publication] = [:]
     private var nextPublication = 1
-    private var subscriptions: [Subscription]
+    private(set) var subscriptions: [Subscription]
     /// Sightings and audio payloads through the frame codec into the found set (the synchronous part).
     var inbound: AirIngest
     private var beaconMatcher: SubscriberBeaconMatcher<PublicationID>
@@ -371,57 +371,6 @@ actor MessageManager {
 
     var foundCount: Int { inbound.foundCount }
     var currentPlan: AirPlan { plan }
-
-    /// Entries running now (permission granted, power state) that accept `medium`.
-    func runningSubscriptions(for medium: Medium) -> [Subscription] {
-        Self.running(subscriptions, for: medium, in: state)
-    }
-
-    /// What the air ingest listens for in the current state (see `AirIngest.Listening`).
-    private var listening: AirIngest.Listening {
-        Self.listening(state: state, subscriptions: subscriptions, publications: publications.values)
-    }
-
-    private static func listening(state: GatewayState, subscriptions: [Subscription],
-                                  publications: some Sequence<Publication>) -> AirIngest.Listening {
-        AirIngest.Listening(ble: running(subscriptions, for: .ble, in: state), audio: running(subscriptions, for: .audio, in: state),
-                            hasScanPublications: publications.contains { $0.mode == .scan })
-    }
-
-    /// Entries running in `state` (permission granted, power state) that accept `medium`.
-    private static func running(_ subscriptions: [Subscription], for medium: Medium, in state: GatewayState) -> [Subscription] {
-        guard state.permission == .granted else { return [] }
-        return subscriptions.filter {
-            AirPlanner.runs(background: $0.background, in: state) && AirPlanner.mediums($0.mediums, in: state).contains(medium)
-        }
-    }
-
-    var frameCounters: Reassembler.Counters { inbound.frameCounters }
-
-    func publicationsJSON() -> String {
-        "[" + publications.values.sorted { $0.id < $1.id }.map { publication in
-            var json = JSONObjectWriter()
-            json.add("handle", publication.id.description)
-            json.add("namespace", publication.message.namespace)
-            json.add("type", publication.message.type)
-            json.add("mediums", rawJSON: "[" + publication.mediums.map(\.rawValue).sorted().map(JSONObjectWriter.quote).joined(separator: ",") + "]")
-            json.add("mode", publication.mode.rawValue)
-            json.add("background", publication.background)
-            json.add("origin", publication.owner == nil ? "config" : "socket")
-            return json.string
-        }.joined(separator: ",") + "]"
-    }
-
-    func foundJSON() -> String {
-        "[" + inbound.foundEntries.sorted { $0.firstSeen < $1.firstSeen }.map { entry in
-            eventJSON(entry, entry.detail)
-        }.joined(separator: ",") + "]"
-    }
-
-    var hasScanPublications: Bool { publications.values.contains { $0.mode == .scan } }
-    var publicationCount: Int { publications.count }
-    var runtimePublicationCount: Int { publications.values.reduce(0) { $0 + ($1.owner == nil ? 0 : 1) } }
-    func publicationCount(owner: Int) -> Int { publications.values.reduce(0) { $0 + ($1.owner == owner ? 1 : 0) } }
 
     /// A subscriber beacon was heard: matching scan-mode publications transmit for a while.
     func subscriberBeaconHeard(_ id: SubscriberBeaconID) async {

@@ -1,0 +1,58 @@
+import Foundation
+import Logging
+import Radio
+
+/// What the manager answers about itself (GET found/publications/stats, the air ingest's
+/// listening set): read-only views of its state, no I/O.
+extension MessageManager {
+    /// Entries running now (permission granted, power state) that accept `medium`.
+    func runningSubscriptions(for medium: Medium) -> [Subscription] {
+        Self.running(subscriptions, for: medium, in: state)
+    }
+
+    /// What the air ingest listens for in the current state (see `AirIngest.Listening`).
+    var listening: AirIngest.Listening {
+        Self.listening(state: state, subscriptions: subscriptions, publications: publications.values)
+    }
+
+    static func listening(state: GatewayState, subscriptions: [Subscription],
+                                  publications: some Sequence<Publication>) -> AirIngest.Listening {
+        AirIngest.Listening(ble: running(subscriptions, for: .ble, in: state), audio: running(subscriptions, for: .audio, in: state),
+                            hasScanPublications: publications.contains { $0.mode == .scan })
+    }
+
+    /// Entries running in `state` (permission granted, power state) that accept `medium`.
+    private static func running(_ subscriptions: [Subscription], for medium: Medium, in state: GatewayState) -> [Subscription] {
+        guard state.permission == .granted else { return [] }
+        return subscriptions.filter {
+            AirPlanner.runs(background: $0.background, in: state) && AirPlanner.mediums($0.mediums, in: state).contains(medium)
+        }
+    }
+
+    var frameCounters: Reassembler.Counters { inbound.frameCounters }
+
+    func publicationsJSON() -> String {
+        "[" + publications.values.sorted { $0.id < $1.id }.map { publication in
+            var json = JSONObjectWriter()
+            json.add("handle", publication.id.description)
+            json.add("namespace", publication.message.namespace)
+            json.add("type", publication.message.type)
+            json.add("mediums", rawJSON: "[" + publication.mediums.map(\.rawValue).sorted().map(JSONObjectWriter.quote).joined(separator: ",") + "]")
+            json.add("mode", publication.mode.rawValue)
+            json.add("background", publication.background)
+            json.add("origin", publication.owner == nil ? "config" : "socket")
+            return json.string
+        }.joined(separator: ",") + "]"
+    }
+
+    func foundJSON() -> String {
+        "[" + inbound.foundEntries.sorted { $0.firstSeen < $1.firstSeen }.map { entry in
+            eventJSON(entry, entry.detail)
+        }.joined(separator: ",") + "]"
+    }
+
+    var hasScanPublications: Bool { publications.values.contains { $0.mode == .scan } }
+    var publicationCount: Int { publications.count }
+    var runtimePublicationCount: Int { publications.values.reduce(0) { $0 + ($1.owner == nil ? 0 : 1) } }
+    func publicationCount(owner: Int) -> Int { publications.values.reduce(0) { $0 + ($1.owner == owner ? 1 : 0) } }
+}
