@@ -1,6 +1,8 @@
 /// What the audio threads report to their owner.
 public enum AudioEvent: Sendable, Equatable {
     /// The device is open (first time, or again after a failure: the error state can be cleared).
+    /// A capture device is ready once its first samples arrived: one that opens but stays silent
+    /// (stalled) only ever fails.
     case ready(device: String)
     /// Opening or using the device failed; it is retried after `retryIn` seconds.
     case failed(ALSAError, retryIn: Double)

@@ -3,7 +3,7 @@ import Foundation
 /// Listens on an ALSA capture device from its own thread and reports every ggwave payload heard.
 /// A device that cannot be opened (missing, busy, no permission) or fails while capturing is
 /// reported through `onEvent` and retried with backoff — the gateway shows it as its
-/// `microphone-permission` error until `.ready` comes back.
+/// `microphone-permission` error until `.ready` comes back (sent once samples flow, not at open).
 public final class AudioReceiver: Sendable {
     public struct Settings: Sendable, Equatable {
         public var device: String
@@ -67,9 +67,10 @@ public final class AudioReceiver: Sendable {
             do throws(ALSAError) {
                 let device = try opener(settings.device, .capture)
                 defer { device.close() }
-                backoff.reset()
-                onEvent(.ready(device: settings.device))
-                try capture(from: device, settings)
+                try capture(from: device, settings) {
+                    backoff.reset()
+                    onEvent(.ready(device: settings.device))
+                }
                 return
             } catch {
                 let delay = backoff.fail()
@@ -79,13 +80,16 @@ public final class AudioReceiver: Sendable {
         }
     }
 
-    /// Reads and decodes until stopped (returns) or the device fails (throws).
-    private func capture(from device: any PCMDevice, _ settings: Settings) throws(ALSAError) {
+    /// Reads and decodes until stopped (returns) or the device fails (throws). `flowing` runs once,
+    /// after the first read: a stalled card opens fine and then delivers nothing, and reporting it
+    /// ready at open would clear the microphone error at every retry of a device still stalled.
+    private func capture(from device: any PCMDevice, _ settings: Settings, flowing: () -> Void) throws(ALSAError) {
         var decoder = GGWaveDecoder(protocols: settings.protocols)
         let began = box.clock.now()
         var samplesRead = 0
         while !box.read({ $0.stopping }) {
             let samples = try device.read(Self.readSize)
+            if samplesRead == 0 { flowing() }
             let overruns = device.takeOverruns()
             if overruns > 0 { onEvent(.captureOverrun(count: overruns)) }
             samplesRead += samples.count

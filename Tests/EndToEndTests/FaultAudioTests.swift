@@ -32,7 +32,7 @@ extension EndToEnd {
             #expect(try await gatewayB.stop() == 0)
         }
 
-        @Test("Capture device unreadable (its file missing): microphone-permission set, cleared by itself once the file appears; BLE keeps working")
+        @Test("Capture device unreadable (its file missing): microphone-permission set, logged and counted in GET stats, cleared by itself once the file appears (microphone open logged); BLE keeps working")
         func unreadableCaptureRecovers() async throws {
             let folder = try TemporaryFolder("nomic")
             let key = TestEnvironment.uniqueAPIKey("nomic")
@@ -52,6 +52,11 @@ extension EndToEnd {
                 $0.hasPrefix("$SYS/error/microphone-permission ") && $0.eventJSON["set"] as? Bool == true
             }
             #expect((set.eventJSON["message"] as? String ?? "").contains("microphone"), "\(set)")
+            // Issue 16: the failure is logged with the device and counted in GET stats.
+            #expect(gatewayB.log.contains("microphone-permission: ALSA device 'microphone'"), "\(gatewayB.log)")
+            let failing = try await stats(watch)["capture"] as? [String: Any]
+            #expect(failing?["failures"] as? Int ?? 0 >= 1, "\(String(describing: failing))")
+            #expect(!gatewayB.log.contains("microphone open"), "\(gatewayB.log)")
             let gatewayA = try await a.start()
             try await watch.waitForLine(startingWith: "found/mic/radio ", timeout: .seconds(10))
 
@@ -60,6 +65,9 @@ extension EndToEnd {
             try await watch.waitForLine(timeout: .seconds(20), what: "microphone-permission cleared") {
                 $0.hasPrefix("$SYS/error/microphone-permission ") && $0.eventJSON["set"] as? Bool == false
             }
+            #expect(gatewayB.log.contains("microphone open device=microphone"), "\(gatewayB.log)")
+            let recovered = try await stats(watch)["capture"] as? [String: Any]
+            #expect(recovered?["failures"] as? Int ?? 0 >= failing?["failures"] as? Int ?? 1, "\(String(describing: recovered))")
             #expect(try await watch.request("PING") == "PONG")
             #expect(try await gatewayA.stop() == 0)
             #expect(try await gatewayB.stop() == 0)

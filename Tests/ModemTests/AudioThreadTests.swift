@@ -105,4 +105,16 @@ final class ManualClock: AudioClock, @unchecked Sendable {
         #expect(failure?.call == "snd_pcm_wait" && failure?.errno == ETIMEDOUT)
         #expect(opened.withLock { $0 } >= 2)
     }
+
+    /// A stalled card opens fine and then delivers nothing: it fails at every retry and is never
+    /// reported ready (which would clear the gateway's microphone error at each reopen).
+    @Test func deviceStalledFromTheStartIsNeverReady() {
+        let log = EventLog()
+        let rx = AudioReceiver(opener: { _, _ throws(ALSAError) in TroubledCaptureDevice(stallAt: 1) }, onEvent: log.record)
+        rx.start(.init(device: "mic", protocols: [.ultrasoundFastest]))
+        let retried = log.wait { $0.filter { if case .failed = $0 { true } else { false } }.count >= 2 }
+        rx.stop()
+        #expect(retried, "events: \(log.events.prefix(10))")
+        #expect(!log.events.contains(.ready(device: "mic")), "events: \(log.events.prefix(10))")
+    }
 }
