@@ -200,6 +200,18 @@ wait_event_since() {
 # ask SOCKET LINE: one request; prints the reply, fails the check on ERR.
 ask() { "$checks_dir/../guest/gwsock" "$1" ask "$2" || fail "'$2' was refused"; }
 
+# gateway_stat SOCKET NAME: one number of GET stats, NAME dotted for nested ones (capture.overruns).
+gateway_stat() {
+    "$checks_dir/../guest/gwsock" "$1" ask "GET stats" | python3 -c '
+import json, sys
+value = json.loads(sys.stdin.readline().split(" ", 1)[1])
+for key in sys.argv[1].split("."):
+    value = value[key]
+print(value)' "$2"
+}
+# stat_above SOCKET NAME N: the stat is above N now (for wait_until).
+stat_above() { local v; v=$(gateway_stat "$1" "$2") && [ "$v" -gt "$3" ]; }
+
 # ble_config NAME DEVICE EXCLUSIVE [PUBLISH_TYPE [SUBSCRIPTION_LINE]]: a gateway config on the kernel
 # transport (board "sim": no LEDs) that publishes systest/PUBLISH_TYPE by BLE (when not empty) and
 # subscribes to systest/* by BLE, with a short lost_after_s (plus SUBSCRIPTION_LINE, e.g. an LED).
@@ -282,4 +294,16 @@ TOML
 audio_up() {
     modprobe snd-aloop
     wait_until 10 "card Loopback" grep -q Loopback /proc/asound/cards
+}
+
+# listener_config: a gateway on hci1 that captures hw:Loopback,1,0 (what speaker_config plays on
+# 0,0) and subscribes to systest/* by audio only. Prints the config's path.
+listener_config() {
+    local config
+    config=$(ble_config listener hci1 false)
+    sed -i 's/^mediums      = \["ble"\]/mediums      = ["audio"]/' "$config"
+    sed -i 's/^\[socket\]/[audio]\ncapture = "hw:Loopback,1,0"\n\n[socket]/' "$config"
+    grep -q 'mediums      = \["audio"\]' "$config" || fail "could not make the listener's subscription audio-only"
+    grep -q '^capture = "hw:Loopback,1,0"' "$config" || fail "could not set the listener's microphone"
+    echo "$config"
 }
