@@ -197,6 +197,10 @@ wait_event_since() {
     tail -n +"$((from + 1))" "$file" | grep -E -- "$regex" | head -n1
 }
 
+# line_since FILE N TEXT: prints the first line after the first N of FILE that contains TEXT (a
+# fixed string); status 1 when there is none. (No `<(...)`: the guest has no /dev/fd.)
+line_since() { awk -v from="$2" -v text="$3" 'NR > from && index($0, text) { print; found = 1; exit } END { exit !found }' "$1"; }
+
 # ask SOCKET LINE: one request; prints the reply, fails the check on ERR.
 ask() { "$checks_dir/../guest/gwsock" "$1" ask "$2" || fail "'$2' was refused"; }
 
