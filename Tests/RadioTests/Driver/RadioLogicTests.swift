@@ -172,7 +172,7 @@ import Testing
         let info = try await first("up", in: radio.events) { $0.upInfo }
         #expect(info.usesExtendedAdvertising)
         let fake = try await first("connection", in: device.connections) { $0 }
-        _ = try await commands(fake, 5)  // reset, version, features, address, max data length
+        _ = try await commands(fake, 6)  // reset, version, features, address, max data length, sets
         await radio.setScanning(true)
         #expect(try await commands(fake, 2).map(\.opcode) == [.leSetExtendedScanParameters, .leSetExtendedScanEnable])
         await radio.setAdvertisements([[0x02, 0x01, 0x06]])
