@@ -23,6 +23,8 @@ extension Radio {
         }
         let rotating = !plan.isEmpty && (state.address == nil || addressRotationRequested)
         let address = rotating ? BDAddress.randomStatic() : state.address
+        // Taken now: a rotation asked for while this step is in flight gets a step of its own.
+        if rotating { addressRotationRequested = false }
         let changed = plan.indices.filter { handle in
             handle >= state.sets.count || state.sets[handle].data != plan[handle] || state.sets[handle].address != address
         }
@@ -44,7 +46,6 @@ extension Radio {
         }
         if rotating, let address {
             link?.address = address
-            addressRotationRequested = false
             logger.debug("advertising address set", metadata: ["address": "\(address)", "sets": "\(plan.count)"])
         }
         if !reenabled.isEmpty {

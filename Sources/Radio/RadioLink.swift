@@ -179,18 +179,30 @@ extension Radio {
             return
         }
         link?.nextPayload = index + 1
-        // Parameters, address and data may only change while advertising is off.
-        try await setAdvertisingEnabled(false, controller)
-        try await ensureAddress(controller)
+        // Parameters, address and data may only change while advertising is off. The step goes to
+        // the controller as one sequence: the radio is resumed once, when the enable is answered.
+        var commands: [HCICommand] = state.advertisingEnabled ? [.leSetAdvertisingEnable(false)] : []
+        let address = state.address == nil || addressRotationRequested ? BDAddress.randomStatic() : nil
+        if let address {
+            // Taken now: a rotation asked for while this step is in flight gets a step of its own.
+            addressRotationRequested = false
+            // Legacy controllers refuse LE Set Random Address while scanning: scanning pauses for it.
+            let pause = state.scanningEnabled
+            commands += (pause ? [.leSetScanEnable(false)] : []) + [.leSetRandomAddress(address)] + (pause ? [.leSetScanEnable(true)] : [])
+        }
         if !state.advertisingParametersSet {
-            try await controller.send(.leSetAdvertisingParameters(interval: configuration.advertisingInterval))
-            link?.advertisingParametersSet = true
+            commands.append(.leSetAdvertisingParameters(interval: configuration.advertisingInterval))
         }
-        if link?.advertisingData != data {
-            try await controller.send(.leSetAdvertisingData(data, device: device))
-            link?.advertisingData = data
+        if state.advertisingData != data { commands.append(try .leSetAdvertisingData(data, device: device)) }
+        commands.append(.leSetAdvertisingEnable(true))
+        try await controller.send(sequence: commands)
+        link?.advertisingEnabled = true
+        link?.advertisingParametersSet = true
+        link?.advertisingData = data
+        if let address {
+            link?.address = address
+            logger.debug("advertising address set", metadata: ["address": "\(address)"])
         }
-        try await setAdvertisingEnabled(true, controller)
     }
 
     /// The rotation's payload for this step. A payload that just arrived goes on the air first,
@@ -202,19 +214,5 @@ extension Radio {
             if let fresh = payloads.firstIndex(where: { !state.lastPayloads.contains($0) }) { link?.nextPayload = fresh }
         }
         return (link?.nextPayload ?? 0) % payloads.count
-    }
-
-    /// Sets a fresh random static address when there is none yet or a rotation was asked for.
-    /// Legacy controllers refuse LE Set Random Address while scanning, so scanning pauses for it.
-    private func ensureAddress(_ controller: HCIController) async throws {
-        guard let state = link, state.address == nil || addressRotationRequested else { return }
-        let address = BDAddress.randomStatic()
-        let resumeScanning = state.scanningEnabled
-        if resumeScanning { try await setScanEnabled(false, controller) }
-        try await controller.send(.leSetRandomAddress(address))
-        if resumeScanning { try await setScanEnabled(true, controller) }
-        link?.address = address
-        addressRotationRequested = false
-        logger.debug("advertising address set", metadata: ["address": "\(address)"])
     }
 }
