@@ -164,6 +164,35 @@ import Testing
         #expect(rotation[2] == (try .leSetAdvertisingData([0x02, 0x01, 0x04])))
     }
 
+    /// A rotation asked for while a step is still waiting for its enable to be answered (a
+    /// scanner may hear that enable before we do) gets the next step; the step in flight must not
+    /// take it as done.
+    @Test func aRotationAskedForDuringAStepIsNotLost() async throws {
+        let held = Counter()
+        let device = FakeDevice { command in
+            // The first advertising enable is answered only when the test says so.
+            if command == .leSetAdvertisingEnable(true) && held.value == 0 {
+                held.increment()
+                return .none
+            }
+            return FakeController.btvirtLike(command)
+        }
+        let radio = makeRadio(device, interval: .seconds(60))
+        let task = Task { await radio.run() }
+        defer { task.cancel() }
+        _ = try await first("up", in: radio.events) { $0.upInfo }
+        let fake = try await first("connection", in: device.connections) { $0 }
+        _ = try await commands(fake, 4)
+        await radio.setAdvertisements([[0x02, 0x01, 0x06]])
+        let initial = try await commands(fake, 4)
+        #expect(initial.last == .leSetAdvertisingEnable(true))
+        await radio.rotateAddress()
+        fake.answer(.leSetAdvertisingEnable, .complete())
+        let rotation = try await commands(fake, 3)
+        #expect(rotation.map(\.opcode) == [.leSetAdvertisingEnable, .leSetRandomAddress, .leSetAdvertisingEnable])
+        #expect(rotation[1] != initial[0], "a different address")
+    }
+
     @Test func extendedControllersGetTheExtendedCommands() async throws {
         let device = FakeDevice(responder: FakeController.extendedCapable)
         let radio = makeRadio(device, interval: .seconds(60))
