@@ -134,15 +134,13 @@ public actor Radio {
             return (false, error)
         }
         defer { transport.close() }
-        let controller = HCIController(
-            transport: transport, commandTimeout: configuration.commandTimeout, recorder: recorder,
-            reports: { [self] in deliver($0) })
+        let controller = HCIController(transport: transport, commandTimeout: configuration.commandTimeout, recorder: recorder)
         var failure: RadioError?
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await controller.run() }
                 group.addTask { try await self.serve(controller) }
-                group.addTask { try await self.watchEvents(from: controller) }
+                group.addTask { try await self.deliverSightings(from: controller) }
                 // Whichever ends first ends the connection: the transport closing, a command
                 // failing, a hardware error.
                 _ = try await group.next()
@@ -164,26 +162,23 @@ public actor Radio {
         return (wasUp, failure)
     }
 
-    /// Builds sightings off the actor, where the controller reads the reports.
-    private nonisolated func deliver(_ reports: AdvertisingReports) {
-        let now = ContinuousClock.now
-        for report in reports {
-            guard report.isComplete else {
-                recorder.record { $0.incompleteReports += 1 }
-                continue
-            }
-            guard let sighting = Sighting(report: report, time: now) else {
-                recorder.record { $0.malformedAdverts += 1 }
-                continue
-            }
-            if case .dropped = sink.yield(.sighting(sighting)) { recorder.record { $0.overflowed += 1 } }
-        }
-    }
-
-    /// The controller's other events: a hardware error ends the connection.
-    private nonisolated func watchEvents(from controller: HCIController) async throws {
+    /// Builds sightings off the actor: every report is parsed where it arrives.
+    private nonisolated func deliverSightings(from controller: HCIController) async throws {
         for await event in controller.events {
             switch event {
+            case .advertisingReports(let reports):
+                let now = ContinuousClock.now
+                for report in reports {
+                    guard report.isComplete else {
+                        recorder.record { $0.incompleteReports += 1 }
+                        continue
+                    }
+                    guard let sighting = Sighting(report: report, time: now) else {
+                        recorder.record { $0.malformedAdverts += 1 }
+                        continue
+                    }
+                    if case .dropped = sink.yield(.sighting(sighting)) { recorder.record { $0.overflowed += 1 } }
+                }
             case .hardwareError(let code):
                 throw RadioError(
                     kind: .controller, device: device, operation: "Hardware Error event",

@@ -23,9 +23,6 @@ struct LinkState {
     var lastPayloads: [[UInt8]] = []
     /// The last liveness probe on a shared kernel device (see `probeIfShared`).
     var lastProbe = ContinuousClock.now
-    /// A step is running; another one was asked for meanwhile (`serializedStep`).
-    var stepping = false
-    var stepAgain = false
 
     /// More payloads than sets: one set (or the legacy advertiser) shows them in turn.
     func rotates(_ payloads: [[UInt8]]) -> Bool { payloads.count > advertisingSets }
@@ -59,50 +56,23 @@ extension Radio {
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Ticks only while something must happen on a clock: a rotation step, a re-announce,
             // a liveness probe. A single payload on a periodic controller costs no wake-ups at all.
-            // A tick steps from the ticker itself, not through `signals`: one task resumption per
-            // tick instead of two (ten ticks a second on btvirt).
             group.addTask {
                 var changes = changes.makeAsyncIterator()
-                var period = await self.tickPeriod(shared: shared)
                 while true {
-                    if let tick = period {
-                        try await Task.sleep(for: tick)
-                        period = try await self.tick(controller, shared: shared)
+                    if let period = await self.tickPeriod(shared: shared) {
+                        try await Task.sleep(for: period)
+                        wake.yield()
                     } else if await changes.next() == nil {
                         return
-                    } else {
-                        period = await self.tickPeriod(shared: shared)
                     }
                 }
             }
-            group.addTask {
-                for await _ in signals { try await self.serializedStep(controller) }
+            for await _ in signals {
+                try await step(controller)
             }
-            // Whichever fails first (a command) ends the connection.
-            while try await group.next() != nil {}
+            group.cancelAll()
         }
         throw CancellationError()
-    }
-
-    /// A step on the clock; returns when the next one is due.
-    private func tick(_ controller: HCIController, shared: Bool) async throws -> Duration? {
-        try await serializedStep(controller)
-        return tickPeriod(shared: shared)
-    }
-
-    /// Steps never interleave (each awaits its commands): one asked for during another runs after it.
-    private func serializedStep(_ controller: HCIController) async throws {
-        guard let state = link else { return }
-        if state.stepping {
-            link?.stepAgain = true
-            return
-        }
-        link?.stepping = true
-        defer { link?.stepping = false }
-        repeat {
-            link?.stepAgain = false
-            try await step(controller)
-        } while link?.stepAgain == true
     }
 
     /// How often the link must step on its own, or nil when only changes need a step.

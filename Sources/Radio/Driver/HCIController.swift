@@ -14,9 +14,6 @@ actor HCIController {
     private let transport: any HCITransport
     private let commandTimeout: Duration
     private let recorder: StatisticsRecorder
-    /// Advertising reports go here, where they are read, instead of through `events`: the radio's
-    /// scanner path costs no task resumption of its own per report.
-    private let reports: (@Sendable (AdvertisingReports) -> Void)?
 
     /// Commands the controller accepts right now. It starts at one (Core Vol 4 Part E 4.4) and is
     /// replaced by the count in every Command Complete / Command Status.
@@ -45,11 +42,9 @@ actor HCIController {
     static let bufferedEvents = 4096
 
     init(
-        transport: any HCITransport, commandTimeout: Duration, recorder: StatisticsRecorder = StatisticsRecorder(),
-        reports: (@Sendable (AdvertisingReports) -> Void)? = nil
+        transport: any HCITransport, commandTimeout: Duration, recorder: StatisticsRecorder = StatisticsRecorder()
     ) {
         self.transport = transport
-        self.reports = reports
         self.device = transport.device
         self.ownsController = transport.ownsController
         self.commandTimeout = commandTimeout
@@ -223,8 +218,6 @@ actor HCIController {
                 status == .success ? .success([]) : .failure(statusError(name, status.rawValue))
             }
             grantCredits()
-        case .advertisingReports(let list) where reports != nil:
-            reports?(list)
         default:
             if case .dropped = eventSink.yield(event) { recorder.record { $0.overflowed += 1 } }
         }
