@@ -52,6 +52,21 @@ import Testing
         ) { _ throws(RadioError) in try device.open() }
     }
 
+    /// A radio on `device` that has come up, with its controller's reset and three reads consumed.
+    func started(_ device: FakeDevice, interval: Duration) async throws -> (Radio, Task<Void, Never>, FakeController) {
+        let radio = makeRadio(device, interval: interval)
+        let task = Task { await radio.run() }
+        do {
+            _ = try await first("up", in: radio.events) { $0.upInfo }
+            let fake = try await first("connection", in: device.connections) { $0 }
+            _ = try await commands(fake, 4)
+            return (radio, task, fake)
+        } catch {
+            task.cancel()
+            throw error
+        }
+    }
+
     /// The next `count` commands the fake was sent.
     func commands(_ fake: FakeController, _ count: Int) async throws -> [HCICommand] {
         var out: [HCICommand] = []
@@ -127,12 +142,8 @@ import Testing
 
     @Test func rotatingTheAddressPausesLegacyScanning() async throws {
         let device = FakeDevice()
-        let radio = makeRadio(device, interval: .seconds(60))
-        let task = Task { await radio.run() }
+        let (radio, task, fake) = try await started(device, interval: .seconds(60))
         defer { task.cancel() }
-        _ = try await first("up", in: radio.events) { $0.upInfo }
-        let fake = try await first("connection", in: device.connections) { $0 }
-        _ = try await commands(fake, 4)
         await radio.setScanning(true)
         #expect(try await commands(fake, 2).map(\.opcode) == [.leSetScanParameters, .leSetScanEnable])
         await radio.setAdvertisements([[0x02, 0x01, 0x06]])
@@ -149,12 +160,8 @@ import Testing
 
     @Test func newPayloadsAndANewAddressGoOutTogether() async throws {
         let device = FakeDevice()
-        let radio = makeRadio(device, interval: .seconds(60))
-        let task = Task { await radio.run() }
+        let (radio, task, fake) = try await started(device, interval: .seconds(60))
         defer { task.cancel() }
-        _ = try await first("up", in: radio.events) { $0.upInfo }
-        let fake = try await first("connection", in: device.connections) { $0 }
-        _ = try await commands(fake, 4)
         await radio.setAdvertisements([[0x02, 0x01, 0x06]])
         let initial = try await commands(fake, 4)
         await radio.setAdvertisements([[0x02, 0x01, 0x04]], rotatingAddress: true)
@@ -177,12 +184,8 @@ import Testing
             }
             return FakeController.btvirtLike(command)
         }
-        let radio = makeRadio(device, interval: .seconds(60))
-        let task = Task { await radio.run() }
+        let (radio, task, fake) = try await started(device, interval: .seconds(60))
         defer { task.cancel() }
-        _ = try await first("up", in: radio.events) { $0.upInfo }
-        let fake = try await first("connection", in: device.connections) { $0 }
-        _ = try await commands(fake, 4)
         await radio.setAdvertisements([[0x02, 0x01, 0x06]])
         let initial = try await commands(fake, 4)
         #expect(initial.last == .leSetAdvertisingEnable(true))
