@@ -34,23 +34,39 @@ extension Radio {
 
         // Parameters, address and data change only on a disabled set. At an address rotation
         // every set changes, so all go off in one command and on in another: no message id is
-        // ever heard from the other address.
-        let off = (reenabled + surplus).filter { $0 < state.sets.count && state.sets[$0].enabled }
+        // ever heard from the other address. The step goes as one command sequence.
+        var sets = state.sets
+        var commands: [HCICommand] = []
+        let off = (reenabled + surplus).filter { $0 < sets.count && sets[$0].enabled }
         if !off.isEmpty {
-            try await controller.send(.leSetExtendedAdvertisingEnable(false, handles: off.map(UInt8.init)))
-            for handle in off { link?.sets[handle].enabled = false }
+            commands.append(.leSetExtendedAdvertisingEnable(false, handles: off.map(UInt8.init)))
+            for handle in off { sets[handle].enabled = false }
         }
-        try await removeSets(surplus, controller)
+        commands += removal(of: surplus, from: sets.count, controller)
+        sets.removeLast(surplus.count)
         for handle in changed {
-            try await configureSet(handle, address: address, data: plan[handle], controller)
+            if handle >= sets.count {
+                commands.append(.leSetExtendedAdvertisingParameters(interval: configuration.advertisingInterval, handle: UInt8(handle)))
+                sets.append(AdvertisingSetState())
+            }
+            if let address, sets[handle].address != address {
+                commands.append(.leSetAdvertisingSetRandomAddress(address, handle: UInt8(handle)))
+                sets[handle].address = address
+            }
+            if sets[handle].data != plan[handle] {
+                commands.append(try .leSetExtendedAdvertisingData(plan[handle], handle: UInt8(handle), device: device))
+                sets[handle].data = plan[handle]
+            }
         }
+        if !reenabled.isEmpty {
+            commands.append(.leSetExtendedAdvertisingEnable(true, handles: reenabled.map(UInt8.init)))
+            for handle in reenabled { sets[handle].enabled = true }
+        }
+        try await controller.send(sequence: commands)
+        link?.sets = sets
         if rotating, let address {
             link?.address = address
             logger.debug("advertising address set", metadata: ["address": "\(address)", "sets": "\(plan.count)"])
-        }
-        if !reenabled.isEmpty {
-            try await controller.send(.leSetExtendedAdvertisingEnable(true, handles: reenabled.map(UInt8.init)))
-            for handle in reenabled { link?.sets[handle].enabled = true }
         }
     }
 
@@ -67,34 +83,13 @@ extension Radio {
         return plan.map { $0 ?? unplaced.removeFirst() }
     }
 
-    /// Removes the sets no payload needs any more (they are disabled already). When every set
+    /// Removes the sets no payload needs any more (they are disabled by then). When every set
     /// goes on a controller we own, one Clear does it; on a controller shared with the kernel
     /// only our own sets are removed, one by one.
-    private func removeSets(_ handles: [Int], _ controller: HCIController) async throws {
-        guard let state = link, !handles.isEmpty else { return }
-        if handles.count == state.sets.count && handles.count > 1 && controller.ownsController {
-            try await controller.send(.leClearAdvertisingSets)
-        } else {
-            for handle in handles.reversed() { try await controller.send(.leRemoveAdvertisingSet(UInt8(handle))) }
-        }
-        link?.sets.removeLast(handles.count)
-    }
-
-    private func configureSet(_ handle: Int, address: BDAddress?, data: [UInt8], _ controller: HCIController) async throws {
-        guard let state = link else { return }
-        if handle >= state.sets.count {
-            try await controller.send(
-                .leSetExtendedAdvertisingParameters(interval: configuration.advertisingInterval, handle: UInt8(handle)))
-            link?.sets.append(AdvertisingSetState())
-        }
-        if let address, link?.sets[handle].address != address {
-            try await controller.send(.leSetAdvertisingSetRandomAddress(address, handle: UInt8(handle)))
-            link?.sets[handle].address = address
-        }
-        if link?.sets[handle].data != data {
-            try await controller.send(.leSetExtendedAdvertisingData(data, handle: UInt8(handle), device: device))
-            link?.sets[handle].data = data
-        }
+    private func removal(of handles: [Int], from existing: Int, _ controller: HCIController) -> [HCICommand] {
+        if handles.isEmpty { return [] }
+        if handles.count == existing && handles.count > 1 && controller.ownsController { return [.leClearAdvertisingSets] }
+        return handles.reversed().map { .leRemoveAdvertisingSet(UInt8($0)) }
     }
 
     /// How many sets the controller has (1 when it can't say).
