@@ -8,7 +8,9 @@ import Logging
 /// disable → set data → enable. A controller that advertises periodically (every real one) keeps
 /// repeating a single payload by itself, so then nothing is sent until the payloads change;
 /// BlueZ's emulator sends one report per enable and gets an enable every interval
-/// (`ReannouncePolicy`). Scanning is passive without duplicate filtering.
+/// (`ReannouncePolicy`). A controller with several extended advertising sets gets one set per
+/// payload instead of a rotation (`AdvertisingSets.swift`). Scanning is passive without
+/// duplicate filtering.
 public actor Radio {
     public nonisolated let events: AsyncStream<RadioEvent>
     nonisolated let sink: AsyncStream<RadioEvent>.Continuation

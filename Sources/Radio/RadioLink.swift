@@ -2,10 +2,18 @@
 struct LinkState {
     var info: ControllerInfo
     var extended: Bool { info.usesExtendedAdvertising }
+    /// Advertising sets the radio may use at once (LE Read Number of Supported Advertising Sets):
+    /// one payload per set, rotated only when there are more payloads than sets. 1 on legacy
+    /// controllers.
+    var advertisingSets: Int
     var address: BDAddress?
+    /// Legacy controllers: the one advertising configuration.
     var advertisingParametersSet = false
     var advertisingEnabled = false
     var advertisingData: [UInt8]?
+    /// Extended controllers: what each advertising set has applied (index = handle). A set is in
+    /// the array once its parameters are set, i.e. once it exists in the controller.
+    var sets: [AdvertisingSetState] = []
     var scanParametersSet = false
     var scanningEnabled = false
     var nextPayload = 0
@@ -15,6 +23,9 @@ struct LinkState {
     var lastPayloads: [[UInt8]] = []
     /// The last liveness probe on a shared kernel device (see `probeIfShared`).
     var lastProbe = ContinuousClock.now
+
+    /// More payloads than sets: one set (or the legacy advertiser) shows them in turn.
+    func rotates(_ payloads: [[UInt8]]) -> Bool { payloads.count > advertisingSets }
 }
 
 extension Radio {
@@ -22,15 +33,17 @@ extension Radio {
     /// change and every advertising interval, until cancelled or a command fails.
     func serve(_ controller: HCIController) async throws {
         let info = try await initialize(controller)
+        let sets = info.usesExtendedAdvertising ? try await advertisingSets(controller) : 1
         let everyInterval = switch configuration.reannounce {
         case .automatic: info.isBlueZEmulator
         case .everyInterval: true
         case .onChange: false
         }
-        link = LinkState(info: info, reannouncesEveryInterval: everyInterval)
+        link = LinkState(info: info, advertisingSets: sets, reannouncesEveryInterval: everyInterval)
         logger.info(
             "controller up",
             metadata: ["address": "\(info.publicAddress.map { "\($0)" } ?? "-")", "extended": "\(info.usesExtendedAdvertising)",
+                       "sets": "\(sets)",
                        "manufacturer": "0x\(String(info.manufacturer, radix: 16))", "hci_version": "\(info.hciVersion)",
                        "reannounce": everyInterval ? "every-interval" : "on-change"])
         sink.yield(.up(info))
@@ -65,7 +78,7 @@ extension Radio {
     /// How often the link must step on its own, or nil when only changes need a step.
     func tickPeriod(shared: Bool) -> Duration? {
         guard let state = link else { return nil }
-        if advertisements.count > 1 || (state.reannouncesEveryInterval && !advertisements.isEmpty) {
+        if state.rotates(advertisements) || (state.reannouncesEveryInterval && !advertisements.isEmpty) {
             return configuration.advertisingInterval
         }
         return shared ? Self.livenessProbeInterval : nil
@@ -143,75 +156,63 @@ extension Radio {
 
     private func setAdvertisingEnabled(_ enabled: Bool, _ controller: HCIController) async throws {
         guard let state = link, state.advertisingEnabled != enabled else { return }
-        try await controller.send(
-            state.extended ? .leSetExtendedAdvertisingEnable(enabled) : .leSetAdvertisingEnable(enabled))
+        try await controller.send(.leSetAdvertisingEnable(enabled))
         link?.advertisingEnabled = enabled
     }
 
     private func advanceAdvertising(_ controller: HCIController) async throws {
         guard let state = link else { return }
         let payloads = advertisements
-        guard !payloads.isEmpty else {
-            try await setAdvertisingEnabled(false, controller)
-            link?.lastPayloads = []
+        if payloads.isEmpty { link?.lastPayloads = [] }
+        if state.extended {
+            try await advanceSets(payloads, controller)
             return
         }
-        // A payload that just arrived goes on the air first, not when the rotation comes to it.
-        if payloads != state.lastPayloads {
-            link?.lastPayloads = payloads
-            if let fresh = payloads.firstIndex(where: { !state.lastPayloads.contains($0) }) { link?.nextPayload = fresh }
+        guard !payloads.isEmpty else {
+            try await setAdvertisingEnabled(false, controller)
+            return
         }
-        let index = (link?.nextPayload ?? 0) % payloads.count
+        let index = rotationIndex(payloads)
         let data = payloads[index]
         // A periodic controller repeats what it has: nothing to send unless the data or the address changes.
         if !state.reannouncesEveryInterval, state.advertisingEnabled, state.advertisingData == data, !addressRotationRequested {
             return
         }
         link?.nextPayload = index + 1
-        // Parameters, address and data may only change while advertising is off.
-        try await setAdvertisingEnabled(false, controller)
-        if state.extended {
-            try await ensureAdvertisingParameters(controller)
-            try await ensureAddress(controller)
-        } else {
-            try await ensureAddress(controller)
-            try await ensureAdvertisingParameters(controller)
+        // Parameters, address and data may only change while advertising is off. The step goes to
+        // the controller as one sequence: the radio is resumed once, when the enable is answered.
+        var commands: [HCICommand] = state.advertisingEnabled ? [.leSetAdvertisingEnable(false)] : []
+        let address = state.address == nil || addressRotationRequested ? BDAddress.randomStatic() : nil
+        if let address {
+            // Taken now: a rotation asked for while this step is in flight gets a step of its own.
+            addressRotationRequested = false
+            // Legacy controllers refuse LE Set Random Address while scanning: scanning pauses for it.
+            let pause = state.scanningEnabled
+            commands += (pause ? [.leSetScanEnable(false)] : []) + [.leSetRandomAddress(address)] + (pause ? [.leSetScanEnable(true)] : [])
         }
-        if link?.advertisingData != data {
-            try await controller.send(
-                state.extended
-                    ? .leSetExtendedAdvertisingData(data, device: device)
-                    : .leSetAdvertisingData(data, device: device))
-            link?.advertisingData = data
+        if !state.advertisingParametersSet {
+            commands.append(.leSetAdvertisingParameters(interval: configuration.advertisingInterval))
         }
-        try await setAdvertisingEnabled(true, controller)
-    }
-
-    private func ensureAdvertisingParameters(_ controller: HCIController) async throws {
-        guard let state = link, !state.advertisingParametersSet else { return }
-        let interval = configuration.advertisingInterval
-        try await controller.send(
-            state.extended
-                ? .leSetExtendedAdvertisingParameters(interval: interval)
-                : .leSetAdvertisingParameters(interval: interval))
+        if state.advertisingData != data { commands.append(try .leSetAdvertisingData(data, device: device)) }
+        commands.append(.leSetAdvertisingEnable(true))
+        try await controller.send(sequence: commands)
+        link?.advertisingEnabled = true
         link?.advertisingParametersSet = true
+        link?.advertisingData = data
+        if let address {
+            link?.address = address
+            logger.debug("advertising address set", metadata: ["address": "\(address)"])
+        }
     }
 
-    /// Sets a fresh random static address when there is none yet or a rotation was asked for.
-    /// Legacy controllers refuse LE Set Random Address while scanning, so scanning pauses for it.
-    private func ensureAddress(_ controller: HCIController) async throws {
-        guard let state = link, state.address == nil || addressRotationRequested else { return }
-        let address = BDAddress.randomStatic()
-        if state.extended {
-            try await controller.send(.leSetAdvertisingSetRandomAddress(address))
-        } else {
-            let resumeScanning = state.scanningEnabled
-            if resumeScanning { try await setScanEnabled(false, controller) }
-            try await controller.send(.leSetRandomAddress(address))
-            if resumeScanning { try await setScanEnabled(true, controller) }
+    /// The rotation's payload for this step. A payload that just arrived goes on the air first,
+    /// not when the rotation comes round to it.
+    func rotationIndex(_ payloads: [[UInt8]]) -> Int {
+        guard let state = link else { return 0 }
+        if payloads != state.lastPayloads {
+            link?.lastPayloads = payloads
+            if let fresh = payloads.firstIndex(where: { !state.lastPayloads.contains($0) }) { link?.nextPayload = fresh }
         }
-        link?.address = address
-        addressRotationRequested = false
-        logger.debug("advertising address set", metadata: ["address": "\(address)"])
+        return (link?.nextPayload ?? 0) % payloads.count
     }
 }

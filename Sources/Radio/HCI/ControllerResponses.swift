@@ -39,6 +39,12 @@ enum ControllerResponses {
         return Int(u16(b, 1))
     }
 
+    /// LE Read Number of Supported Advertising Sets: status, count (1…0xF0).
+    static func advertisingSets(_ p: ArraySlice<UInt8>) -> Int? {
+        guard p.count >= 2 else { return nil }
+        return Int(p[p.startIndex + 1])
+    }
+
     private static func u16(_ b: [UInt8], _ i: Int) -> UInt16 {
         UInt16(b[i]) | UInt16(b[i + 1]) << 8
     }

@@ -1,9 +1,21 @@
 /// The LE extended advertising and scanning commands (Core 5.0+). We only use them to send legacy
 /// PDUs (so every scanner can hear us) through the command set a 5.x controller insists on once
-/// extended commands are in use. btvirt answers all of them with "Unknown HCI Command".
+/// extended commands are in use: one advertising set per payload where the controller has enough
+/// sets, else one set rotated. btvirt answers all of them with "Unknown HCI Command".
 extension HCICommand {
-    /// The one advertising set we use.
+    /// The first advertising set (the one a rotation uses).
     public static let advertisingHandle: UInt8 = 0
+    /// Handles run 0x00…0xEF (Core Vol 4 Part E 7.8.53).
+    public static let maximumAdvertisingSets = 0xF0
+
+    public static let leReadNumberOfSupportedAdvertisingSets = HCICommand(opcode: .leReadNumberOfSupportedAdvertisingSets)
+    /// Every set goes; refused while any set is enabled.
+    public static let leClearAdvertisingSets = HCICommand(opcode: .leClearAdvertisingSets)
+
+    /// One set goes; refused while it is enabled.
+    public static func leRemoveAdvertisingSet(_ handle: UInt8) -> HCICommand {
+        HCICommand(opcode: .leRemoveAdvertisingSet, parameters: [handle])
+    }
 
     public static func leSetAdvertisingSetRandomAddress(_ address: BDAddress, handle: UInt8 = advertisingHandle) -> HCICommand {
         HCICommand(opcode: .leSetAdvertisingSetRandomAddress, parameters: [handle] + address.littleEndianBytes)
@@ -49,9 +61,14 @@ extension HCICommand {
         return HCICommand(opcode: .leSetExtendedAdvertisingData, parameters: parameters)
     }
 
-    public static func leSetExtendedAdvertisingEnable(_ enabled: Bool, handle: UInt8 = advertisingHandle) -> HCICommand {
-        // One set, no duration limit, no event limit.
-        HCICommand(opcode: .leSetExtendedAdvertisingEnable, parameters: [enabled ? 1 : 0, 1, handle, 0, 0, 0])
+    /// Enables or disables these sets in one command, each with no duration and no event limit.
+    /// Per set: handle, duration (2 bytes), maximum events, one set after another (the layout the
+    /// Linux kernel's `hci_cp_ext_adv_set` sends to every controller it drives).
+    public static func leSetExtendedAdvertisingEnable(_ enabled: Bool, handles: [UInt8] = [advertisingHandle]) -> HCICommand {
+        var parameters: [UInt8] = [enabled ? 1 : 0, UInt8(truncatingIfNeeded: handles.count)]
+        parameters.reserveCapacity(2 + 4 * handles.count)
+        for handle in handles { parameters.append(contentsOf: [handle, 0, 0, 0]) }
+        return HCICommand(opcode: .leSetExtendedAdvertisingEnable, parameters: parameters)
     }
 
     public static func leSetExtendedScanParameters(interval: Duration, window: Duration) -> HCICommand {

@@ -20,6 +20,9 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let leSetExtendedAdvertisingData = HCIOpcode(ogf: 0x08, ocf: 0x0037)
     public static let leSetExtendedAdvertisingEnable = HCIOpcode(ogf: 0x08, ocf: 0x0039)
     public static let leReadMaximumAdvertisingDataLength = HCIOpcode(ogf: 0x08, ocf: 0x003A)
+    public static let leReadNumberOfSupportedAdvertisingSets = HCIOpcode(ogf: 0x08, ocf: 0x003B)
+    public static let leRemoveAdvertisingSet = HCIOpcode(ogf: 0x08, ocf: 0x003C)
+    public static let leClearAdvertisingSets = HCIOpcode(ogf: 0x08, ocf: 0x003D)
     public static let leSetExtendedScanParameters = HCIOpcode(ogf: 0x08, ocf: 0x0041)
     public static let leSetExtendedScanEnable = HCIOpcode(ogf: 0x08, ocf: 0x0042)
 
@@ -40,6 +43,9 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .leSetExtendedAdvertisingData: "LE Set Extended Advertising Data"
         case .leSetExtendedAdvertisingEnable: "LE Set Extended Advertising Enable"
         case .leReadMaximumAdvertisingDataLength: "LE Read Maximum Advertising Data Length"
+        case .leReadNumberOfSupportedAdvertisingSets: "LE Read Number of Supported Advertising Sets"
+        case .leRemoveAdvertisingSet: "LE Remove Advertising Set"
+        case .leClearAdvertisingSets: "LE Clear Advertising Sets"
         case .leSetExtendedScanParameters: "LE Set Extended Scan Parameters"
         case .leSetExtendedScanEnable: "LE Set Extended Scan Enable"
         default: "HCI command 0x" + String(rawValue, radix: 16)

@@ -65,6 +65,13 @@ import Testing
         #expect(parameters[3...8] == [0xA0, 0, 0, 0xA0, 0, 0])
         #expect(try HCICommand.leSetExtendedAdvertisingData([1, 2, 3]).parameters == [0, 0x03, 0x01, 3, 1, 2, 3])
         #expect(HCICommand.leSetExtendedAdvertisingEnable(true).parameters == [1, 1, 0, 0, 0, 0])
+        // Per set: handle, duration (2 bytes), maximum events; set after set.
+        #expect(HCICommand.leSetExtendedAdvertisingEnable(false, handles: [0, 2]).parameters == [0, 2, 0, 0, 0, 0, 2, 0, 0, 0])
+        #expect(HCICommand.leRemoveAdvertisingSet(3).packet == [0x01, 0x3C, 0x20, 1, 3])
+        #expect(HCICommand.leClearAdvertisingSets.packet == [0x01, 0x3D, 0x20, 0])
+        #expect(HCICommand.leReadNumberOfSupportedAdvertisingSets.packet == [0x01, 0x3B, 0x20, 0])
+        #expect(try HCICommand.leSetExtendedAdvertisingData([1], handle: 2).parameters.first == 2)
+        #expect(HCICommand.leSetExtendedAdvertisingParameters(interval: .milliseconds(100), handle: 2).parameters.first == 2)
         #expect(HCICommand.leSetExtendedScanParameters(interval: .milliseconds(100), window: .milliseconds(100)).parameters
             == [0, 0, 1, 0, 0xA0, 0, 0xA0, 0])
         #expect(HCICommand.leSetExtendedScanEnable(true).parameters == [1, 0, 0, 0, 0, 0])

@@ -76,6 +76,39 @@ import Testing
         }
     }
 
+    /// A step's commands go as one sequence: each is written when the one before succeeded, and
+    /// the first failure ends it, naming its command, with the rest never sent.
+    @Test func aSequenceStopsAtItsFirstFailure() async throws {
+        let fake = FakeController { command in
+            command.opcode == .leSetAdvertisingData ? .complete(status: 0x12) : FakeController.btvirtLike(command)
+        }
+        try await withController(fake) { controller in
+            let last = try await controller.send(sequence: [.readLocalVersion, .readBDAddress])
+            #expect(last.count == 7, "the last command's return parameters")
+            let error = try await #require(throws: RadioError.self) {
+                try await controller.send(sequence: [.leSetAdvertisingEnable(false), try .leSetAdvertisingData([2, 1, 6]), .leSetAdvertisingEnable(true)])
+            }
+            #expect(error.operation == "LE Set Advertising Data")
+            #expect(fake.log.map(\.opcode) == [.readLocalVersion, .readBDAddress, .leSetAdvertisingEnable, .leSetAdvertisingData])
+        }
+    }
+
+    /// A controller that grants no credit with an answer holds the rest of the sequence until it does.
+    @Test func aSequenceWaitsForTheControllersCredit() async throws {
+        let fake = FakeController { command in
+            command.opcode == .leSetAdvertisingEnable ? .complete(credits: 0) : FakeController.btvirtLike(command)
+        }
+        try await withController(fake) { controller in
+            let sequence = Task { try await controller.send(sequence: [.leSetAdvertisingEnable(false), .reset]) }
+            _ = try await FakeControllerWaiting.next(fake.sent)
+            try await eventually("the credit to be used up") { await controller.credits == 0 }
+            #expect(fake.log.map(\.opcode) == [.leSetAdvertisingEnable])
+            fake.inject(FakeController.commandComplete(HCIOpcode(rawValue: 0), credits: 1))
+            #expect(try await FakeControllerWaiting.next(fake.sent) == .reset)
+            _ = try await sequence.value
+        }
+    }
+
     @Test func aCommandWithoutAnswerTimesOutNamingTheCommand() async throws {
         let fake = FakeController { _ in .none }
         try await withController(fake, timeout: .milliseconds(50)) { controller in

@@ -52,6 +52,21 @@ import Testing
         ) { _ throws(RadioError) in try device.open() }
     }
 
+    /// A radio on `device` that has come up, with its controller's reset and three reads consumed.
+    func started(_ device: FakeDevice, interval: Duration) async throws -> (Radio, Task<Void, Never>, FakeController) {
+        let radio = makeRadio(device, interval: interval)
+        let task = Task { await radio.run() }
+        do {
+            _ = try await first("up", in: radio.events) { $0.upInfo }
+            let fake = try await first("connection", in: device.connections) { $0 }
+            _ = try await commands(fake, 4)
+            return (radio, task, fake)
+        } catch {
+            task.cancel()
+            throw error
+        }
+    }
+
     /// The next `count` commands the fake was sent.
     func commands(_ fake: FakeController, _ count: Int) async throws -> [HCICommand] {
         var out: [HCICommand] = []
@@ -127,12 +142,8 @@ import Testing
 
     @Test func rotatingTheAddressPausesLegacyScanning() async throws {
         let device = FakeDevice()
-        let radio = makeRadio(device, interval: .seconds(60))
-        let task = Task { await radio.run() }
+        let (radio, task, fake) = try await started(device, interval: .seconds(60))
         defer { task.cancel() }
-        _ = try await first("up", in: radio.events) { $0.upInfo }
-        let fake = try await first("connection", in: device.connections) { $0 }
-        _ = try await commands(fake, 4)
         await radio.setScanning(true)
         #expect(try await commands(fake, 2).map(\.opcode) == [.leSetScanParameters, .leSetScanEnable])
         await radio.setAdvertisements([[0x02, 0x01, 0x06]])
@@ -149,12 +160,8 @@ import Testing
 
     @Test func newPayloadsAndANewAddressGoOutTogether() async throws {
         let device = FakeDevice()
-        let radio = makeRadio(device, interval: .seconds(60))
-        let task = Task { await radio.run() }
+        let (radio, task, fake) = try await started(device, interval: .seconds(60))
         defer { task.cancel() }
-        _ = try await first("up", in: radio.events) { $0.upInfo }
-        let fake = try await first("connection", in: device.connections) { $0 }
-        _ = try await commands(fake, 4)
         await radio.setAdvertisements([[0x02, 0x01, 0x06]])
         let initial = try await commands(fake, 4)
         await radio.setAdvertisements([[0x02, 0x01, 0x04]], rotatingAddress: true)
@@ -162,6 +169,31 @@ import Testing
         #expect(rotation.map(\.opcode) == [.leSetAdvertisingEnable, .leSetRandomAddress, .leSetAdvertisingData, .leSetAdvertisingEnable])
         #expect(rotation[1] != initial[0], "a different address")
         #expect(rotation[2] == (try .leSetAdvertisingData([0x02, 0x01, 0x04])))
+    }
+
+    /// A rotation asked for while a step is still waiting for its enable to be answered (a
+    /// scanner may hear that enable before we do) gets the next step; the step in flight must not
+    /// take it as done.
+    @Test func aRotationAskedForDuringAStepIsNotLost() async throws {
+        let held = Counter()
+        let device = FakeDevice { command in
+            // The first advertising enable is answered only when the test says so.
+            if command == .leSetAdvertisingEnable(true) && held.value == 0 {
+                held.increment()
+                return .none
+            }
+            return FakeController.btvirtLike(command)
+        }
+        let (radio, task, fake) = try await started(device, interval: .seconds(60))
+        defer { task.cancel() }
+        await radio.setAdvertisements([[0x02, 0x01, 0x06]])
+        let initial = try await commands(fake, 4)
+        #expect(initial.last == .leSetAdvertisingEnable(true))
+        await radio.rotateAddress()
+        fake.answer(.leSetAdvertisingEnable, .complete())
+        let rotation = try await commands(fake, 3)
+        #expect(rotation.map(\.opcode) == [.leSetAdvertisingEnable, .leSetRandomAddress, .leSetAdvertisingEnable])
+        #expect(rotation[1] != initial[0], "a different address")
     }
 
     @Test func extendedControllersGetTheExtendedCommands() async throws {
@@ -172,7 +204,7 @@ import Testing
         let info = try await first("up", in: radio.events) { $0.upInfo }
         #expect(info.usesExtendedAdvertising)
         let fake = try await first("connection", in: device.connections) { $0 }
-        _ = try await commands(fake, 5)  // reset, version, features, address, max data length
+        _ = try await commands(fake, 6)  // reset, version, features, address, max data length, sets
         await radio.setScanning(true)
         #expect(try await commands(fake, 2).map(\.opcode) == [.leSetExtendedScanParameters, .leSetExtendedScanEnable])
         await radio.setAdvertisements([[0x02, 0x01, 0x06]])

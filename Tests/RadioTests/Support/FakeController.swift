@@ -110,14 +110,34 @@ final class FakeController: HCITransport {
         case .readBDAddress: .complete(parameters: [0x42, 0x00, 0x02, 0x01, 0xAA, 0x00])
         case .leReadMaximumAdvertisingDataLength, .leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData,
             .leSetExtendedAdvertisingEnable, .leSetExtendedScanParameters, .leSetExtendedScanEnable,
-            .leSetAdvertisingSetRandomAddress:
+            .leSetAdvertisingSetRandomAddress, .leReadNumberOfSupportedAdvertisingSets, .leRemoveAdvertisingSet,
+            .leClearAdvertisingSets:
             .status(HCIStatus.unknownCommand.rawValue)
         default: .complete()
         }
     }
 
-    /// A 5.x controller with extended advertising.
+    /// A 5.x controller with extended advertising and one advertising set.
     @Sendable static func extendedCapable(_ command: HCICommand) -> Response {
+        extended(sets: 1)(command)
+    }
+
+    /// A 5.x controller with extended advertising and `sets` advertising sets (nil: it does not
+    /// know LE Read Number of Supported Advertising Sets).
+    static func extended(sets: UInt8?) -> @Sendable (HCICommand) -> Response {
+        { command in
+            switch command.opcode {
+            case .leReadNumberOfSupportedAdvertisingSets:
+                sets.map { .complete(parameters: [$0]) } ?? .status(HCIStatus.unknownCommand.rawValue)
+            case .leRemoveAdvertisingSet, .leClearAdvertisingSets: .complete()
+            // A Broadcom 5.0 controller: not BlueZ's emulator, so it advertises periodically.
+            case .readLocalVersion: .complete(parameters: [0x09, 0x00, 0x01, 0x09, 0x0F, 0x00, 0x23, 0x61])
+            default: extendedCommands(command)
+            }
+        }
+    }
+
+    @Sendable private static func extendedCommands(_ command: HCICommand) -> Response {
         switch command.opcode {
         case .leReadLocalSupportedFeatures: .complete(parameters: [0x0B, 0x10, 0, 0, 0, 0, 0, 0])  // bit 12
         case .leReadMaximumAdvertisingDataLength: .complete(parameters: [0xF2, 0x00])
