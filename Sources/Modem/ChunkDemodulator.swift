@@ -90,21 +90,15 @@ struct ChunkSpectrum: Sendable {
 
     /// Σ over groups of the loudest bin's energy: largest when the chunk boundaries are where we
     /// think (a window straddling two chunks splits each tone's energy between them).
-    var alignment: Float {
-        var sum: Float = 0
-        for g in 0..<GGWave.nibblesPerTx {
-            var best: Float = 0
-            for v in 0..<16 { best = max(best, power[g * 16 + v]) }
-            sum += best
-        }
-        return sum
-    }
+    var alignment: Float { loudest(groups: 0..<GGWave.nibblesPerTx) }
 
     /// The same over the groups above the marker's bins (groups 2…5): nothing there while a marker
     /// sounds, not even its echo.
-    var alignmentAboveMarker: Float {
+    var alignmentAboveMarker: Float { loudest(groups: 2..<GGWave.nibblesPerTx) }
+
+    private func loudest(groups: Range<Int>) -> Float {
         var sum: Float = 0
-        for g in 2..<GGWave.nibblesPerTx {
+        for g in groups {
             var best: Float = 0
             for v in 0..<16 { best = max(best, power[g * 16 + v]) }
             sum += best
