@@ -24,7 +24,7 @@ extension GGWaveDecoder {
         let n = length + ecc
         func word(_ spectra: [ChunkSpectrum]) -> [ChunkSpectrum.Byte] { Array(spectra[1...].flatMap(\.bytes)[0..<n]) }
         if let d = correct(word(heard), messageLength: length, ecc: ecc) { return d }
-        guard ecc >= 6 else { return nil }
+        guard ecc >= 6, looksLikeAMessage(heard, bytes: n) else { return nil }
         var readings = [heard, ChunkSpectrum.dereverberated(heard)]
         if let d = correct(word(readings[1]), messageLength: length, ecc: ecc) { return d }
         if let late = lateReading() {
@@ -37,6 +37,21 @@ extension GGWaveDecoder {
             if let d = chase(Array(reading[1...]), messageLength: length, ecc: ecc) { return d }
         }
         return nil
+    }
+
+    /// Whether at least half the codeword's nibbles stand out (best ≥ 2 × runner-up): true of a
+    /// message the extra readings can save (a few faded or echoed tones among clear ones), and of
+    /// noise only about one nibble in ten is, so noise that passed the marker tests by chance costs
+    /// no extra readings.
+    static func looksLikeAMessage(_ chunks: [ChunkSpectrum], bytes n: Int) -> Bool {
+        var clear = 0, total = 0
+        for chunk in chunks[1...] {
+            for nibble in chunk.nibbles.prefix(2 * min(GGWave.bytesPerTx, n - total / 2)) {
+                total += 1
+                if nibble.confidence >= 2 { clear += 1 }
+            }
+        }
+        return 2 * clear >= total
     }
 
     /// Errors-only first, as ggwave does. Then, when that fails and the code is long enough, the
