@@ -6,18 +6,25 @@
 struct ChunkDemodulator: Sendable {
     private let fft = FFT(size: GGWave.samplesPerFrame)
     private var weights: [GGWaveProtocol: [Float]] = [:]
+    private var lateWeights: [GGWaveProtocol: [Float]] = [:]
+    /// Samples a late reading leaves out at the start of a chunk (16 ms): where a room's echo of
+    /// the chunk before is loudest, and the chunk's own tone has not yet built up its echo.
+    static let echoSkip = 768
 
     init() {
         for proto in GGWaveProtocol.allCases {
             let envelope = Envelope(cycleFrames: proto.framesPerTx, samplesPerFrame: GGWave.samplesPerFrame)
             weights[proto] = (0..<proto.samplesPerTx).map { envelope.weight($0) }
+            lateWeights[proto] = (0..<proto.samplesPerTx).map { $0 < Self.echoSkip ? 0 : envelope.weight($0) }
         }
     }
 
-    /// `samples` must hold exactly `proto.samplesPerTx` samples aligned on the chunk.
-    func spectrum(_ samples: [Float], protocol proto: GGWaveProtocol) -> ChunkSpectrum {
+    /// `samples` must hold exactly `proto.samplesPerTx` samples aligned on the chunk. `late`: read
+    /// without the chunk's first `echoSkip` samples (a second reading, for rooms; in white noise it
+    /// loses a quarter of a [U] Fastest chunk's energy).
+    func spectrum(_ samples: [Float], protocol proto: GGWaveProtocol, late: Bool = false) -> ChunkSpectrum {
         let n = GGWave.samplesPerFrame
-        let w = weights[proto]!
+        let w = late ? lateWeights[proto]! : weights[proto]!
         var folded = [Float](repeating: 0, count: n)
         for f in 0..<proto.framesPerTx {
             let base = f * n
@@ -75,11 +82,23 @@ struct ChunkSpectrum: Sendable {
         }
     }
 
+    /// The 6 nibbles (low nibble of byte 0 first): the loudest bin, the runner-up, and their
+    /// energy ratio (1 means a coin toss).
+    var nibbles: [(value: UInt8, runnerUp: UInt8, confidence: Float)] {
+        (0..<GGWave.nibblesPerTx).map { nibble(group: $0) }
+    }
+
     /// Σ over groups of the loudest bin's energy: largest when the chunk boundaries are where we
     /// think (a window straddling two chunks splits each tone's energy between them).
-    var alignment: Float {
+    var alignment: Float { loudest(groups: 0..<GGWave.nibblesPerTx) }
+
+    /// The same over the groups above the marker's bins (groups 2…5): nothing there while a marker
+    /// sounds, not even its echo.
+    var alignmentAboveMarker: Float { loudest(groups: 2..<GGWave.nibblesPerTx) }
+
+    private func loudest(groups: Range<Int>) -> Float {
         var sum: Float = 0
-        for g in 0..<GGWave.nibblesPerTx {
+        for g in groups {
             var best: Float = 0
             for v in 0..<16 { best = max(best, power[g * 16 + v]) }
             sum += best
@@ -102,19 +121,19 @@ struct ChunkSpectrum: Sendable {
         return s
     }
 
-    private func nibble(group: Int) -> (value: UInt8, confidence: Float) {
-        var best = 0, bestPower: Float = -1, second: Float = 0
+    private func nibble(group: Int) -> (value: UInt8, runnerUp: UInt8, confidence: Float) {
+        var best = 0, bestPower: Float = -1, runnerUp = 0, second: Float = -1
         for v in 0..<16 {
             let p = power[group * 16 + v]
             if p > bestPower {
-                second = max(second, bestPower)
+                (runnerUp, second) = (best, bestPower)
                 best = v
                 bestPower = p
             } else if p > second {
-                second = p
+                (runnerUp, second) = (v, p)
             }
         }
-        return (UInt8(best), second > 0 ? bestPower / second : .greatestFiniteMagnitude)
+        return (UInt8(best), UInt8(runnerUp), second > 0 ? bestPower / second : .greatestFiniteMagnitude)
     }
 }
 

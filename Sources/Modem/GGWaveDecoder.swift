@@ -33,10 +33,14 @@ public struct GGWaveDecoder: Sendable {
     static let maxCandidates = 8
     /// End score the end marker must reach where the length says it is.
     static let endThreshold: Float = 0.7
-    /// Chunk timings tried around the detected marker start (samples), and the finer search once
-    /// the whole message has arrived.
-    static let timingSearch = Array(stride(from: -320, through: 320, by: 32))
+    /// Chunk timings tried around the detected marker start (samples): coarsely over ±2.25 frames,
+    /// then finely around the best. The detector's timing is off by up to ±1.5 frames at −15 dB,
+    /// and late by up to 2.2 frames in a room (the marker's reverberant tail prolongs the window it
+    /// fills best). The finer search once the whole message has arrived.
+    static let coarseSearch = Array(stride(from: -2304, through: 2304, by: 256))
+    static let fineSearch = Array(stride(from: -128, through: 128, by: 32))
     static let refineSearch = Array(stride(from: -96, through: 96, by: 32))
+    private static let maxTimingOffset = coarseSearch.map(abs).max()! + fineSearch.map(abs).max()!
     /// Lengths kept per protocol from the length block, most likely first.
     static let lengthsKept = 3
     /// How far past the expected end marker its energy is compared (4 frames).
@@ -105,7 +109,7 @@ public struct GGWaveDecoder: Sendable {
             var c = candidates[index]
             // Gone when reported already, or when its first samples have left the history (a stream
             // that starts with a marker has nothing before sample 0, which is fine).
-            if c.start < consumedUntil || max(0, c.start - Self.timingSearch.map(abs).max()!) < history.oldest {
+            if c.start < consumedUntil || max(0, c.start - Self.maxTimingOffset) < history.oldest {
                 candidates.remove(at: index)
                 continue
             }
@@ -137,17 +141,22 @@ public struct GGWaveDecoder: Sendable {
 
     /// The chunk's samples as the transmitter's clock had them: read straight from the history when
     /// the clocks agree within `plainRatioTolerance`, else resampled by the candidate's ratio (which
-    /// also puts the tones back on their bins).
-    private func spectrum(start: Int, offset: Int, chunk: Int, protocol proto: GGWaveProtocol, ratio: Double) -> ChunkSpectrum? {
+    /// also puts the tones back on their bins). `coarse`: never resampled, only placed by the ratio
+    /// (for the coarse timing search, where ±1000 ppm moves the tones by < 0.4 bin alike at every
+    /// offset, and resampling would be most of the decoder's cost).
+    private func spectrum(start: Int, offset: Int, chunk: Int, protocol proto: GGWaveProtocol, ratio: Double,
+                          late: Bool = false, coarse: Bool = false) -> ChunkSpectrum? {
         let nominal = offset + Self.markerSamples + chunk * proto.samplesPerTx
         let samples: [Float]?
-        if abs(ratio - 1) < Self.plainRatioTolerance {
+        if coarse {
+            samples = history.slice(from: start + Int((Double(nominal) * ratio).rounded()), count: proto.samplesPerTx)
+        } else if abs(ratio - 1) < Self.plainRatioTolerance {
             samples = history.slice(from: start + nominal, count: proto.samplesPerTx)
         } else {
             samples = history.interpolated(from: Double(start) + Double(nominal) * ratio, count: proto.samplesPerTx, step: ratio)
         }
         guard let samples else { return nil }
-        return demodulator.spectrum(samples, protocol: proto)
+        return demodulator.spectrum(samples, protocol: proto, late: late)
     }
 
     /// Below this clock offset (40 ppm: under 30 samples over the longest message, 0.014 of a bin at
@@ -193,33 +202,53 @@ public struct GGWaveDecoder: Sendable {
         return 1 + estimate / weight
     }
 
-    /// The offset among `offsets` where chunks `chunks` look cleanest.
-    private func bestTiming(start: Int, offsets: [Int], chunks: Range<Int>, protocol proto: GGWaveProtocol, ratio: Double) -> Int? {
+    /// The offset among `offsets` where chunks `chunks` look cleanest. With `coarse`, weighted
+    /// by how empty the chunk before the first is above the marker's bins compared with the first
+    /// (the end of the start marker has nothing there, not even an echo): a [U] Fastest chunk is
+    /// shorter than the coarse search is wide, and one chunk late reads chunks 1 and 2 about as
+    /// cleanly as 0 and 1 — in a room even more cleanly, their echoes having built up.
+    private func bestTiming(start: Int, offsets: [Int], chunks: Range<Int>, protocol proto: GGWaveProtocol, ratio: Double,
+                            coarse: Bool = false) -> Int? {
         var best: (offset: Int, score: Float)?
         for offset in offsets {
             var sum: Float = 0
             var complete = true
-            for c in chunks {
+            var above: (before: Float, first: Float) = (0, 0)
+            for c in coarse ? (chunks.lowerBound - 1)..<chunks.upperBound : chunks {
                 // Offsets reaching before the stream began are simply not candidates.
-                guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: proto, ratio: ratio) else {
+                guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: proto, ratio: ratio, coarse: coarse) else {
                     complete = false
                     break
                 }
-                sum += s.alignment
+                if c < chunks.lowerBound {
+                    above.before = s.alignmentAboveMarker
+                } else {
+                    if c == chunks.lowerBound { above.first = s.alignmentAboveMarker }
+                    sum += s.alignment
+                }
             }
+            if coarse && above.first > 0 { sum *= above.first / (above.first + above.before) }
             if complete && (best == nil || sum > best!.score) { best = (offset, sum) }
         }
         return best?.offset
     }
 
+    /// The chunk timing around the detected marker start: coarse, then fine around the best.
+    private func initialTiming(start: Int, protocol proto: GGWaveProtocol, ratio: Double) -> Int? {
+        guard let coarse = bestTiming(start: start, offsets: Self.coarseSearch, chunks: 0..<2, protocol: proto, ratio: ratio,
+                                      coarse: true)
+        else { return nil }
+        return bestTiming(start: start, offsets: Self.fineSearch.map { coarse + $0 }, chunks: 0..<2, protocol: proto, ratio: ratio)
+    }
+
     /// Reads the length block for every protocol whose first two chunks have arrived.
     private func readLengths(_ c: inout Candidate) {
-        let maxOffset = Self.timingSearch.map(abs).max()!
+        let maxOffset = Self.maxTimingOffset
         for proto in protocols where !c.lengthsTried.contains(proto) {
             let needed = Double(Self.markerSamples + maxOffset + 2 * proto.samplesPerTx) * c.ratio + Double(Interpolator.taps)
             guard history.total >= c.start + Int(needed) else { continue }
             c.lengthsTried.insert(proto)
-            guard let offset = bestTiming(start: c.start, offsets: Self.timingSearch, chunks: 0..<2, protocol: proto, ratio: c.ratio),
+            guard let offset = initialTiming(start: c.start, protocol: proto, ratio: c.ratio),
                   let block = spectrum(start: c.start, offset: offset, chunk: 0, protocol: proto, ratio: c.ratio)
             else { continue }
             let ranked = Self.lengthBlocks.indices
@@ -266,44 +295,20 @@ public struct GGWaveDecoder: Sendable {
             let mismatches = zip(block.bytes.map(\.value), Self.lengthBlocks[h.length - 1]).filter { $0 != $1 }.count
             guard mismatches <= 1 else { return .failed }
         }
-        var spectra: [ChunkSpectrum] = []
-        for c in 0..<chunks {
-            guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: h.proto, ratio: ratio) else { return .failed }
-            spectra.append(s)
+        func read(late: Bool) -> [ChunkSpectrum]? {
+            var spectra: [ChunkSpectrum] = []
+            for c in 0..<chunks {
+                guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: h.proto, ratio: ratio, late: late) else {
+                    return nil
+                }
+                spectra.append(s)
+            }
+            return spectra
         }
-        let ecc = GGWave.eccBytes(length: h.length)
-        func decode(_ spectra: ArraySlice<ChunkSpectrum>) -> ReedSolomon.Decoded? {
-            let bytes = spectra.flatMap(\.bytes)
-            return Self.correct(Array(bytes[0..<(h.length + ecc)]), messageLength: h.length, ecc: ecc)
-        }
-        // As heard; then, in a room, with each chunk's echo of the one before taken out — only where
-        // the code has check bytes to spare (a second try must not let short noise through).
-        guard let decoded = decode(spectra[1...])
-            ?? (ecc >= 6 ? decode(ChunkSpectrum.dereverberated(spectra)[1...]) : nil)
-        else {
-            return .failed
-        }
+        guard let heard = read(late: false) else { return .failed }
+        guard let decoded = Self.decode(heard, payloadLength: h.length, lateReading: { read(late: true) }) else { return .failed }
         return .decoded(GGWaveReception(payload: decoded.message, protocol: h.proto,
                                         startSample: start + Int((Double(offset) * ratio).rounded()),
                                         corrected: decoded.corrected))
-    }
-
-    /// Errors-only first, as ggwave does. Then, when that fails and the code is long enough, the
-    /// least confident bytes as erasures — but only accepted when nothing outside them needed
-    /// fixing and at least `spareCheckBytes` check bytes were left over to confirm it, so that the
-    /// chance of noise passing is about 256^−spareCheckBytes per try.
-    static func correct(_ word: [ChunkSpectrum.Byte], messageLength: Int, ecc: Int) -> ReedSolomon.Decoded? {
-        let rs = ReedSolomon(messageLength: messageLength, eccLength: ecc)
-        let values = word.map(\.value)
-        if let d = rs.decode(values) { return d }
-        let spareCheckBytes = 6
-        guard ecc > spareCheckBytes else { return nil }
-        let byConfidence = word.indices.sorted { word[$0].confidence < word[$1].confidence }
-        for erasures in stride(from: 2, through: ecc - spareCheckBytes, by: 2) {
-            if let d = rs.decode(values, erasures: Array(byConfidence.prefix(erasures))), d.errorsOutsideErasures == 0 {
-                return d
-            }
-        }
-        return nil
     }
 }

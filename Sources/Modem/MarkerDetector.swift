@@ -255,9 +255,11 @@ struct MarkerDetector: Sendable {
         let bestEndShare = bestEnd.h == zero ? zeroShare : share(bestEnd.h)
         // Alignment metrics that a few loud data tones (chunks put up to 2 tones, 7 times a marker
         // tone's power, into these bins) cannot steer: the sum of the 12 smallest differences.
-        let metric = trimmedSum(bestStart.h, smallest: true)
-        let zeroEndMetric = trimmedSum(zero, smallest: false) * -1
-        let endMetric = bestEnd.h == zero ? zeroEndMetric : trimmedSum(bestEnd.h, smallest: false) * -1
+        // One sort of the matched-clock hypothesis serves its end metric and, usually, the start
+        // metric, which is needed only while a candidate is tracked or opens.
+        let zeroSums = trimmedSums(zero)
+        let zeroEndMetric = zeroSums.largest * -1
+        let endMetric = bestEnd.h == zero ? zeroEndMetric : trimmedSums(bestEnd.h).largest * -1
         let share = bestStart.h == zero ? zeroShare : self.share(bestStart.h)
         let b = blocks
         startScores[b % startScores.count] = share
@@ -270,6 +272,7 @@ struct MarkerDetector: Sendable {
 
         let ppm = Self.hypothesesPPM[bestStart.h]
         if let t = tracking {
+            let metric = bestStart.h == zero ? zeroSums.smallest : trimmedSums(bestStart.h).smallest
             if metric > t.metric { tracking = (t.first, b, metric, ppm) }
             // Follow the candidate while its metric still grows: noise can cross the threshold
             // just before a real marker, whose window energy then keeps rising for 16 frames.
@@ -282,7 +285,7 @@ struct MarkerDetector: Sendable {
             // Re-arm as soon as the last marker has clearly left the window.
             quietUntilBlock = min(quietUntilBlock, b)
         } else if share >= threshold && b >= quietUntilBlock {
-            tracking = (b, b, metric, ppm)
+            tracking = (b, b, bestStart.h == zero ? zeroSums.smallest : trimmedSums(bestStart.h).smallest, ppm)
         }
         return nil
     }
@@ -298,9 +301,9 @@ struct MarkerDetector: Sendable {
         return share / Float(GGWave.markerPairs)
     }
 
-    /// Per pair, start-marker bin energy minus end-marker bin energy, sorted ascending; the sum (in
-    /// that order) of the `trimmedPairs` smallest or largest, sorted in the reused buffer `d`.
-    private mutating func trimmedSum(_ h: Int, smallest: Bool) -> Double {
+    /// Per pair, start-marker bin energy minus end-marker bin energy, sorted ascending (in the
+    /// reused buffer `d`); the sums (in that order) of the `trimmedPairs` smallest and largest.
+    private mutating func trimmedSums(_ h: Int) -> (smallest: Double, largest: Double) {
         for pair in 0..<GGWave.markerPairs {
             let lower = energies[h * Self.bins + 2 * pair], upper = energies[h * Self.bins + 2 * pair + 1]
             d[pair] = pair % 2 == 0 ? lower - upper : upper - lower
@@ -314,10 +317,10 @@ struct MarkerDetector: Sendable {
             }
             d[j] = v
         }
-        let range = smallest ? 0..<Self.trimmedPairs : (GGWave.markerPairs - Self.trimmedPairs)..<GGWave.markerPairs
-        var sum = 0.0
-        for i in range { sum += d[i] }
-        return sum
+        var smallest = 0.0, largest = 0.0
+        for i in 0..<Self.trimmedPairs { smallest += d[i] }
+        for i in (GGWave.markerPairs - Self.trimmedPairs)..<GGWave.markerPairs { largest += d[i] }
+        return (smallest, largest)
     }
 
     /// The sums exactly from the ring, after block `last` went in.

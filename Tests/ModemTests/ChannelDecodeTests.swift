@@ -33,9 +33,25 @@ import Testing
 
 /// Rooms (issue 16): a living room's RT60 at 0 dB SNR, fixed seeds.
 @Suite struct RoomDecodeTests {
-    @Test(arguments: GGWaveProtocol.allCases)
+    @Test(arguments: [GGWaveProtocol.ultrasoundNormal, .ultrasoundFast])
     func livingRoom(proto: GGWaveProtocol) throws {
         let ok = try ChannelDecodeTests.successes(cell: "rt60-0.5s", protocol: proto, trials: 5)
-        #expect(ok >= (proto == .ultrasoundFastest ? 4 : 5), "\(ok)/5")
+        #expect(ok == 5, "\(ok)/5")
+    }
+
+    /// The benchmark's 20 [U] Fastest files of the cell (same seeds): ≥ 95 % is the target. The
+    /// receiver before the wide timing search and the room readings decoded 16 of them (the
+    /// marker's echo put its timing 1–2 frames late, and echoes cost more symbols than the code
+    /// could fix).
+    @Test func livingRoomFastest() throws {
+        let ok = try ChannelDecodeTests.successes(cell: "rt60-0.5s", protocol: .ultrasoundFastest, trials: 20)
+        #expect(ok >= 19, "\(ok)/20")
+    }
+
+    /// A TV speaker's roll-off at 16 kHz weakens the upper nibbles' tones: the same 20 seeds as the
+    /// benchmark, where ggwave decodes 19 (the receiver before the Chase search: 18).
+    @Test func speakerLowPassFastest() throws {
+        let ok = try ChannelDecodeTests.successes(cell: "lowpass-16kHz", protocol: .ultrasoundFastest, trials: 20)
+        #expect(ok >= 19, "\(ok)/20")
     }
 }
