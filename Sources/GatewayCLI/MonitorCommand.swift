@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import Gateway
+import SystemCall
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -84,14 +85,9 @@ struct MonitorCommand: ParsableCommand {
         }
     }
 
-    /// 21:30:05, local time (strftime: Foundation's date formatting would link ICU, docs/footprint.md).
+    /// 21:30:05, local time.
     private static func clock(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        localtime_r(&seconds, &parts)
-        var text = [CChar](repeating: 0, count: 16)
-        let length = strftime(&text, text.count, "%H:%M:%S", &parts)
-        return String(decoding: text.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        TimeText.format(date.timeIntervalSince1970, "%H:%M:%S", utc: false)
     }
 
     /// Unbuffered, so a script reading the pipe sees each event as it arrives.

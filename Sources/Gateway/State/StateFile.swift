@@ -180,15 +180,9 @@ public struct StateFile: Sendable {
         }
     }
 
-    /// 20261124T213005Z: the time in UTC, ISO 8601's basic format (gmtime_r and strftime: no
-    /// Foundation formatter, docs/footprint.md).
+    /// 20261124T213005Z: the time in UTC, ISO 8601's basic format.
     static func compactUTC(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        var text = [CChar](repeating: 0, count: 32)
-        let length = strftime(&text, text.count, "%Y%m%dT%H%M%SZ", &parts)
-        return String(decoding: text.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        TimeText.format(date.timeIntervalSince1970, "%Y%m%dT%H%M%SZ", utc: true)
     }
 
     private func keepAside(now: Date) -> Result<String, StateFileError> {
