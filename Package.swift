@@ -7,6 +7,10 @@ import PackageDescription
 let version = ProcessInfo.processInfo.environment["NEARBY_GATEWAY_VERSION"]
 
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+// A file sees the extension members of the modules it imports, not of everything a dependency
+// imports: otherwise swift-crypto's `import Foundation` hands every file Foundation's String
+// methods and the binary links Foundation for them (docs/footprint.md).
+let ownImportsOnly = SwiftSetting.enableUpcomingFeature("MemberImportVisibility")
 
 let package = Package(
     name: "nearby-gateway",
@@ -34,15 +38,15 @@ let package = Package(
         // only Sources/Gateway/Socket/Posix.swift imports it.
         .target(name: "CSocket"),
         // The system-call patterns (EINTR retried, EAGAIN as a value, write-all) and `Errno`, once.
-        .target(name: "SystemCall"),
+        .target(name: "SystemCall", swiftSettings: [ownImportsOnly]),
         // The version fixed at build time (scripts/package defines it; a plain build says 0.0.0-dev).
         .target(name: "CVersion", cSettings: version.map { [.define("NEARBY_GATEWAY_VERSION", to: "\"\($0)\"")] } ?? []),
 
         .target(name: "Radio", dependencies: ["CBluetooth", "SystemCall", logging]),
         // Optimised in debug builds too: the modem's tests run the channel simulator and the decoder
         // over minutes of audio, which -Onone makes ~10× slower (checks stay on: -O, not -Ounchecked).
-        .target(name: "Modem", dependencies: ["CALSA", "SplitMix", logging],
-                swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        .target(name: "Modem", dependencies: ["CALSA", "SplitMix", "SystemCall", logging],
+                swiftSettings: [ownImportsOnly, .unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(
             name: "Gateway",
             dependencies: [
@@ -50,11 +54,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]
+            ],
+            swiftSettings: [ownImportsOnly]
         ),
         .executableTarget(
             name: "GatewayCLI",
-            dependencies: ["Gateway", "SplitMix", "SystemCall", "CVersion", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Gateway", "SplitMix", "SystemCall", "CVersion", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                           .product(name: "UnixSignals", package: "swift-service-lifecycle")],
+            swiftSettings: [ownImportsOnly]
         ),
 
         // The one seeded generator: the bench corpus, property tests and fault tests must replay the same

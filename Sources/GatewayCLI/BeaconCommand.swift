@@ -1,7 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Gateway
 import Modem
+import SystemCall
 
 struct BeaconCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -88,7 +89,7 @@ struct BeaconCommand: AsyncParsableCommand {
             try WAVFile.write(samples, format: float ? .float32 : .pcm16, to: out)
             let seconds = GGWaveBeacon.duration(payloadLengths: payloads.map(\.count), protocol: proto)
             print("wrote \(out): \(what), \(payloads.count) payload(s) of \(payloads.map { String($0.count) }.joined(separator: "+")) bytes, "
-                + "\(proto), volume \(level), \(String(format: "%.2f", seconds)) s")
+                + "\(proto), volume \(level), \(String(cFormat: "%.2f", seconds)) s")
         } catch let error as GGWaveEncoderError {
             throw CommandFailure(error.description)
         } catch let error as WAVError {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import Glibc
 import Gateway
 
 struct CheckConfigCommand: AsyncParsableCommand {
@@ -41,7 +41,7 @@ struct CheckConfigCommand: AsyncParsableCommand {
     }
 
     private static func printError(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        Console.err(line + "\n")
     }
 
     static func summary(_ config: GatewayConfig, board: Board) -> String {

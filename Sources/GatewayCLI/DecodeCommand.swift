@@ -1,7 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Gateway
 import Modem
+import SystemCall
 
 struct DecodeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -63,7 +64,7 @@ struct DecodeCommand: AsyncParsableCommand {
         // A message whose end marker closes the file is only confirmed a few frames later.
         receptions += decoder.feedReceptions([Float](repeating: 0, count: GGWave.sampleRate / 2))
         for r in receptions {
-            print(String(format: "%8.3f s  ", Double(r.startSample) / Double(GGWave.sampleRate))
+            print(String(cFormat: "%8.3f s  ", Double(r.startSample) / Double(GGWave.sampleRate))
                 + "\(r.protocol)  \(r.payload.count) bytes  \(Self.hex(r.payload))" + Self.quoted(r.payload))
             guard reassembler != nil else { continue }
             switch reassembler!.ingest(r.payload, source: SourceID(medium: .audio, address: 0), now: .now) {
@@ -79,7 +80,7 @@ struct DecodeCommand: AsyncParsableCommand {
         if receptions.isEmpty { print("no payload found in \(file)") }
     }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(cFormat: "%02x", $0) }.joined() }
 
     /// `  "text"` when the bytes are UTF-8, control characters escaped; empty otherwise.
     static func quoted(_ bytes: [UInt8]) -> String {

@@ -1,6 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Gateway
+import SystemCall
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -72,7 +73,7 @@ struct MonitorCommand: ParsableCommand {
             // Redraw at most 10 times a second under load, and every second for the ages.
             if terminal, line == nil || Date().timeIntervalSince(lastDraw) >= 0.1 {
                 lastDraw = Date()
-                let header = "nearby-gateway monitor · \(socket) · \(table.rows.count) found · \(lastDraw.formatted(date: .omitted, time: .standard))"
+                let header = "nearby-gateway monitor · \(socket) · \(table.rows.count) found · \(Self.clock(lastDraw))"
                 let screen = table.render(now: lastDraw, width: Self.terminalWidth(), header: header)
                 Self.write("\u{1B}[H\u{1B}[2J" + screen.joined(separator: "\n") + "\n")
             }
@@ -84,14 +85,19 @@ struct MonitorCommand: ParsableCommand {
         }
     }
 
+    /// 21:30:05, local time.
+    private static func clock(_ date: Date) -> String {
+        TimeText.format(date.timeIntervalSince1970, "%H:%M:%S", utc: false)
+    }
+
     /// Unbuffered, so a script reading the pipe sees each event as it arrives.
     private static func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        Console.out(text)
     }
 
     private func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("nearby-gateway monitor: \(message)\n".utf8))
-        Foundation.exit(1)
+        Console.err("nearby-gateway monitor: \(message)\n")
+        Glibc.exit(1)
     }
 
     private static func terminalWidth() -> Int {

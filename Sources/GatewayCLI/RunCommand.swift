@@ -1,8 +1,9 @@
 import ArgumentParser
-import Foundation
+import Glibc
 import Gateway
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,7 +30,7 @@ struct RunCommand: AsyncParsableCommand {
         do {
             (gatewayConfig, board) = try ConfigLoader.load(path: config)
         } catch {
-            FileHandle.standardError.write(Data("nearby-gateway: not starting, \(config) is invalid:\n\(error)\n".utf8))
+            Console.err("nearby-gateway: not starting, \(config) is invalid:\n\(error)\n")
             throw ExitCode(2)
         }
         let level = SharedLogLevel(logLevel ?? gatewayConfig.logLevel, commandLine: logLevel)

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Listens on an ALSA capture device from its own thread and reports every ggwave payload heard.
 /// A device that cannot be opened (missing, busy, no permission) or fails while capturing is
@@ -49,9 +49,7 @@ public final class AudioReceiver: Sendable {
             return true
         }
         guard launch else { return }
-        let thread = Thread { [self] in run(settings) }
-        thread.name = "capture \(settings.device)"
-        thread.start()
+        if !startAudioThread("capture", device: settings.device, onEvent: onEvent, { [self] in run(settings) }) { box.update { $0.running = false } }
     }
 
     /// Stops capturing and closes the device; returns once the thread has (within one read).

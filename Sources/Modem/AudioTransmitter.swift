@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Plays the beacon on an ALSA device from its own thread: every `interval` while it has payloads,
 /// nothing while it has none. Callers never wait for audio: `setPayloads` and `setVolume` only
@@ -63,9 +63,7 @@ public final class AudioTransmitter: Sendable {
             return !state.running
         }
         if launch {
-            let thread = Thread { [self] in run() }
-            thread.name = "beacon \(settings.device)"
-            thread.start()
+            if !startAudioThread("beacon", device: settings.device, onEvent: onEvent, { [self] in run() }) { box.update { $0.running = false } }
         }
     }
 

@@ -1,5 +1,6 @@
-import Foundation
+import Glibc
 import SplitMix
+import SystemCall
 
 /// What lies between a speaker and a microphone, for tests and the benchmark: the speaker's band
 /// limit, the room's echoes, the two devices' sample clocks, and noise. Every random draw comes from
@@ -33,11 +34,11 @@ public struct Channel: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         var parts: [String] = []
-        if clockPPM != 0 { parts.append(String(format: "clock %+.0f ppm", clockPPM)) }
-        if rt60 > 0 { parts.append(String(format: "RT60 %.2f s", rt60)) }
-        if let lowPassHz { parts.append(String(format: "low-pass %.0f kHz", lowPassHz / 1000)) }
-        if tiltDBPerKHz != 0 { parts.append(String(format: "tilt −%.0f dB/kHz above %.0f kHz", tiltDBPerKHz, tiltStartHz / 1000)) }
-        if let snrDB { parts.append(String(format: "%+.0f dB SNR", snrDB)) }
+        if clockPPM != 0 { parts.append(String(cFormat: "clock %+.0f ppm", clockPPM)) }
+        if rt60 > 0 { parts.append(String(cFormat: "RT60 %.2f s", rt60)) }
+        if let lowPassHz { parts.append(String(cFormat: "low-pass %.0f kHz", lowPassHz / 1000)) }
+        if tiltDBPerKHz != 0 { parts.append(String(cFormat: "tilt −%.0f dB/kHz above %.0f kHz", tiltDBPerKHz, tiltStartHz / 1000)) }
+        if let snrDB { parts.append(String(cFormat: "%+.0f dB SNR", snrDB)) }
         return parts.isEmpty ? "clean" : parts.joined(separator: ", ")
     }
 }

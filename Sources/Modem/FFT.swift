@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// FFT of a real signal of a fixed power-of-two size N, with its twiddles computed once: the N real
 /// samples go in as N/2 complex ones (even samples real, odd imaginary), an in-place radix-2 FFT of

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// One payload found by `GGWaveDecoder`.
 public struct GGWaveReception: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 public enum GGWaveEncoderError: Error, Equatable, CustomStringConvertible {
     case emptyPayload

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Finds ggwave start markers in a stream and remembers, block by block, how much each 16-frame
 /// window looks like a start or an end marker.

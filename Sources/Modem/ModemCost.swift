@@ -1,3 +1,5 @@
+import SystemCall
+
 /// CPU cost of the modem as a fraction of real time (0.05 = 5 % of one core while audio flows), for
 /// the benchmark command. Measures wall-clock time on the calling thread; not used by any test
 /// assertion because timings depend on the machine's load.
@@ -14,8 +16,9 @@ public enum ModemCost {
         public var decodedAll: Bool
 
         public var description: String {
-            String(format: "%@ %3d bytes: encode %.4f, decode %.4f of real time%@",
-                   self.protocol.rawValue, payloadLength, encode, decode, decodedAll ? "" : " (DECODE FAILED)")
+            "\(self.protocol.rawValue) "
+                + String(cFormat: "%3d bytes: encode %.4f, decode %.4f of real time", payloadLength, encode, decode)
+                + (decodedAll ? "" : " (DECODE FAILED)")
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// The most recent `capacity` samples of a stream, addressed by their absolute index since the
 /// stream began, so that decoding can look back at a transmission once its end has arrived.

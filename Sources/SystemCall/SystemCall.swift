@@ -72,4 +72,20 @@ public enum SystemCall {
         }
         return offset
     }
+
+    /// The whole file at `path` (open, read to the end, close), without Foundation's `Data(contentsOf:)`
+    /// and its Cocoa errors: a failure is the errno of the call that failed.
+    public static func readFile(_ path: String) throws(Errno) -> [UInt8] {
+        let fd = try retrying { open(path, O_RDONLY | O_CLOEXEC) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) in try retrying { read(fd, raw.baseAddress, raw.count) } }
+            }.get()
+            if n == 0 { return bytes }
+            bytes.append(contentsOf: buffer[0..<n])
+        }
+    }
 }

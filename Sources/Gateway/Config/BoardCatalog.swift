@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemCall
 
 /// Finds board files. Search order: `$NEARBY_GATEWAY_BOARDS`, `/usr/share/nearby-gateway/boards`, then a
 /// `boards/` folder in the executable's folder or any folder above it (so a binary in `.build/debug`
@@ -26,15 +28,29 @@ public struct BoardCatalog: Sendable {
     /// The first `boards/` folder in `path`'s folder or above.
     static func boardsAbove(_ path: String?) -> String? {
         guard let path else { return nil }
-        var folder = URL(fileURLWithPath: path).resolvingSymlinksInPath().deletingLastPathComponent()
-        while true {
-            let candidate = folder.appendingPathComponent("boards").path
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory), isDirectory.boolValue { return candidate }
-            let parent = folder.deletingLastPathComponent()
-            if parent.path == folder.path { return nil }
+        var folder = PathText.parent(resolved(path))
+        while !folder.isEmpty {
+            let candidate = folder == "/" ? "/boards" : "\(folder)/boards"
+            var info = stat()
+            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return candidate }
+            let parent = PathText.parent(folder)
+            if parent == folder { return nil }
             folder = parent
         }
+        return nil
+    }
+
+    /// `path` absolute and without symbolic links (realpath(3)); as given, made absolute, if it
+    /// does not exist.
+    private static func resolved(_ path: String) -> String {
+        if let real = realpath(path, nil) {
+            defer { free(real) }
+            return String(cString: real)
+        }
+        if path.hasPrefix("/") { return path }
+        guard let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        return "\(String(cString: cwd))/\(path)"
     }
 
     private static func executablePath() -> String? {
@@ -72,13 +88,16 @@ public struct BoardCatalog: Sendable {
             throw ConfigError(problems: [ConfigProblem(file: "", line: nil, key: "board", message: "unknown board")])
         }
         let table: TOMLTable
-        do {
-            let text = try String(contentsOfFile: path, encoding: .utf8)
-            table = try TOML.parse(text)
-        } catch let error as TOMLError {
-            throw ConfigError(problems: [ConfigProblem(file: path, line: error.line, key: "", message: error.message)])
+        let text: String
+        do throws(Errno) {
+            text = String(decoding: try SystemCall.readFile(path), as: UTF8.self)
         } catch {
-            throw ConfigError(problems: [ConfigProblem(file: path, line: nil, key: "", message: "cannot read: \(error.localizedDescription)")])
+            throw ConfigError(problems: [ConfigProblem(file: path, line: nil, key: "", message: "cannot read: \(error)")])
+        }
+        do throws(TOMLError) {
+            table = try TOML.parse(text)
+        } catch {
+            throw ConfigError(problems: [ConfigProblem(file: path, line: error.line, key: "", message: error.message)])
         }
         switch Board.parse(table, path: path) {
         case .success(let board):

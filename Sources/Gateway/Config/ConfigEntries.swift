@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `[[publication]]` and `[[subscription]]` entries.
 enum Entries {

@@ -1,6 +1,7 @@
-import Foundation
+import Glibc
 import Logging
 import Radio
+import SystemCall
 
 /// Reads `gateway.toml` and its board file into a `GatewayConfig`, or reports every problem at once.
 public enum ConfigLoader {
@@ -13,12 +14,11 @@ public enum ConfigLoader {
     }
 
     public static func load(path: String, boards: BoardCatalog) throws(ConfigError) -> (GatewayConfig, Board) {
-        let bytes: Data
-        do {
-            bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let bytes: [UInt8]
+        do throws(Errno) {
+            bytes = try SystemCall.readFile(path)
         } catch {
-            let reason = (error as NSError).localizedFailureReason ?? error.localizedDescription
-            throw ConfigError(problems: [ConfigProblem(file: path, line: nil, key: "", message: "cannot read the file: \(reason)")])
+            throw ConfigError(problems: [ConfigProblem(file: path, line: nil, key: "", message: "cannot read the file: \(error)")])
         }
         // Not UTF-8: say where, then read on (the damaged bytes as U+FFFD) to report everything else too.
         var encodingProblems: [ConfigProblem] = []

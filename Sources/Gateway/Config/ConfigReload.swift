@@ -1,3 +1,5 @@
+import Radio
+
 /// What SIGHUP can and cannot change in a running gateway. The manager takes a new api key,
 /// `rotate_s`, `lost_after_s`, `log_level`, publications and subscriptions; everything that was opened
 /// or bound at start-up (socket, state file, radio, sound card, LED lines, board) keeps its start-up

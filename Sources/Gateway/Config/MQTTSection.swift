@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `[mqtt]` (docs/config.md, docs/mqtt.md), every problem reported with its line.
 enum MQTTSection {

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Where a file stops being UTF-8, for a config problem that names the line.
 enum UTF8Check {
     struct Position: Equatable {
@@ -10,7 +8,7 @@ enum UTF8Check {
     }
 
     /// The first byte that does not start or continue a valid UTF-8 sequence, or nil.
-    static func firstInvalidByte(in bytes: Data) -> Position? {
+    static func firstInvalidByte(in bytes: [UInt8]) -> Position? {
         var line = 1, lineStart = 0, offset = 0
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()

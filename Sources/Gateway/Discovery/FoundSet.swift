@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The found set of one owner: found on the first sighting, lost when not seen for its `lostAfter`.
 /// Each entry carries a `Detail` of its owner's choosing (the message manager keeps what its events

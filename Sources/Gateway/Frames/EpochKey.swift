@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import Glibc
 
 /// The key of one rotation epoch: K_e = HKDF-SHA256(IKM = api_key, salt = "nearby-gateway/v2",
 /// info = "epoch-key" || u32be(e), L = 32), and the four uses of it, each HMAC-SHA256(K_e, …) with its

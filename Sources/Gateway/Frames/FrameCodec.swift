@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// Encodes messages and subscriber beacons into frames (`docs/protocol.md`). Pure: no I/O, no clock
 /// except `epoch(at:)`, which only does arithmetic on the date it is given.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Turns received frames back into authenticated messages (`docs/protocol.md`).
 ///

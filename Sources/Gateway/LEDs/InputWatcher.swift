@@ -1,5 +1,6 @@
-import Foundation
+import Glibc
 import Logging
+import SystemCall
 import Synchronization
 
 /// Watches one input line on its own thread (a blocking edge wait must not sit on
@@ -42,12 +43,15 @@ public final class InputWatcher: Sendable {
             return !state.started && !state.stopRequested
         }
         guard first else { return }
-        let thread = Thread { [self] in
-            run()
+        do throws(Errno) {
+            try OSThread.start(name: "gpio-\(name)") { [self] in
+                run()
+                finish()
+            }
+        } catch {
+            logger.error("input \(name) not watched: pthread_create failed: \(error)")
             finish()
         }
-        thread.name = "gpio-input-\(name)"
-        thread.start()
     }
 
     /// Ends the thread (within `pollInterval`) and releases the line; returns when both are done.

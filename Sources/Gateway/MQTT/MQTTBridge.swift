@@ -1,9 +1,9 @@
 import Dispatch
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 import Logging
+import SystemCall
 import Synchronization
 
 /// Counters of the bridge, in `GET stats` under `mqtt`.
@@ -120,12 +120,15 @@ public final class MQTTBridge: EventSink, Sendable {
         let finished = DispatchSemaphore(value: 0)
         shared.withLock { $0.thread = finished }
         nonisolated(unsafe) let owned = client   // handed to the thread, which alone uses it from here on
-        let thread = Thread { [self] in
-            MQTTConnectionLoop(bridge: self, client: owned).run()
-            finished.signal()
+        do throws(Errno) {
+            try OSThread.start(name: "mqtt") { [self] in
+                MQTTConnectionLoop(bridge: self, client: owned).run()
+                finished.signal()
+            }
+        } catch {
+            shared.withLock { $0.thread = nil }
+            throw MQTTError(broker: settings.url, call: "pthread_create", kind: .errno(error.rawValue))
         }
-        thread.name = "mqtt"
-        thread.start()
     }
 
     /// Says `offline`, disconnects and waits for the thread to end, on a thread of its own.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Radio
 
 /// The synchronous part of what arrives from the air: a sighting's AD structures through the frame

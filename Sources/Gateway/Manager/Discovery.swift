@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Radio
 
 /// What the found set holds: one of our messages, or a beacon a subscription opted into.

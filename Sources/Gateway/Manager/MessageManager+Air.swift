@@ -1,6 +1,8 @@
-import Foundation
+import FoundationEssentials
+import Logging
 import Modem
 import Radio
+import SystemCall
 
 /// What arrives from the air: radio events and audio payloads, through the frame codec into the
 /// found set.
@@ -120,9 +122,9 @@ enum BeaconDiscovery {
     static func json(_ tlm: EddystoneTLM) -> String {
         var json = JSONObjectWriter()
         json.add("battery_mv", tlm.batteryMillivolts.map(Int.init))
-        json.add("temperature_c", rawJSON: tlm.temperature.map { String(format: "%.2f", $0) } ?? "null")
+        json.add("temperature_c", rawJSON: tlm.temperature.map { String(cFormat: "%.2f", $0) } ?? "null")
         json.add("adv_count", Int(tlm.advertisingCount))
-        json.add("uptime_s", rawJSON: String(format: "%.1f", Double(tlm.uptimeDeciseconds) / 10))
+        json.add("uptime_s", rawJSON: String(cFormat: "%.1f", Double(tlm.uptimeDeciseconds) / 10))
         return json.string
     }
 }

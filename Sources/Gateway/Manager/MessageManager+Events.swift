@@ -1,4 +1,6 @@
-import Foundation
+import Glibc
+import Radio
+import SystemCall
 
 /// How the manager's state becomes socket events (topics and one-line JSON, docs/socket-protocol.md).
 extension MessageManager {
@@ -18,7 +20,7 @@ extension MessageManager {
         }
         return SightingEvent.json(message: message, medium: details.medium, rssi: entry.rssi, firstSeen: entry.firstSeen,
                                   lastSeen: entry.lastSeen) { writer in
-            if let average = entry.smoothedRSSI { writer.add("rssi_avg", rawJSON: String(format: "%.1f", average)) }
+            if let average = entry.smoothedRSSI { writer.add("rssi_avg", rawJSON: String(cFormat: "%.1f", average)) }
             for (name, value) in details.extraFields { writer.add(name, rawJSON: value) }
             if let reason { writer.add("reason", reason) }
         }
@@ -62,7 +64,7 @@ extension MessageManager {
         json.add("messages_decoded", counters.messages)
         if let radio = air?.statistics {
             json.add("hci_commands", radio.commandsSent)
-            json.add("hci_commands_per_s", rawJSON: String(format: "%.1f", radio.commandsPerSecond))
+            json.add("hci_commands_per_s", rawJSON: String(cFormat: "%.1f", radio.commandsPerSecond))
         }
         json.add("clients", clients)
         json.add("found", foundCount)

@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import Logging
 
 /// The manager's answers to socket clients (PUB/UNPUB/SET/GET; the broker itself does SUB/UNSUB/PING).
 extension MessageManager {

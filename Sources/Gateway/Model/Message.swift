@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import SystemCall
 
 /// A Nearby message: what a publication sends and a subscription finds.
 ///
@@ -24,7 +25,7 @@ public struct Message: Hashable, Sendable {
             "/+#".unicodeScalars.contains($0) || $0.properties.isWhitespace || $0.properties.generalCategory == .control
         }) {
             let shown = bad.properties.generalCategory == .control || bad.properties.isWhitespace
-                ? String(format: "U+%04X", bad.value) : "'\(bad)'"
+                ? String(cFormat: "U+%04X", bad.value) : "'\(bad)'"
             return "must not contain \(shown) (it is a topic level: no '/', '+', '#', spaces or control characters)"
         }
         if value.hasPrefix("$") { return "must not start with '$' (reserved for $SYS topics)" }

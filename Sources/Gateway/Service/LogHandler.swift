@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 import Synchronization
 import SystemCall
@@ -58,14 +58,14 @@ public struct GatewayLogHandler: LogHandler {
             for (key, value) in merged.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
             return line + "\n"
         } summary: { summary in
-            "\(Self.timestamp()) warning [\(label)] \(summary.text) source=\((summary.site.file as NSString).lastPathComponent):\(summary.site.line)\n"
+            "\(Self.timestamp()) warning [\(label)] \(summary.text) source=\(PathText.lastComponent(summary.site.file)):\(summary.site.line)\n"
         }
     }
 
     /// Writes the counts of lines still being suppressed (at exit, so none is lost).
     public static func flushSuppressed() {
         output.flush { summary in
-            "\(timestamp()) warning [nearby-gateway] \(summary.text) source=\((summary.site.file as NSString).lastPathComponent):\(summary.site.line)\n"
+            "\(timestamp()) warning [nearby-gateway] \(summary.text) source=\(PathText.lastComponent(summary.site.file)):\(summary.site.line)\n"
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// The one line `systemctl status` shows (sd_notify's `STATUS=`): "running" only while no error state
 /// is raised; otherwise every raised error with its cause, so a box whose radio is down does not look
@@ -15,9 +15,17 @@ public enum SystemdStatus {
         return "running with \(errors.count == 1 ? "an error" : "\(errors.count) errors"): " + parts.joined(separator: "; ")
     }
 
+    /// The line without the spaces and tabs at its ends.
+    private static func trimmed(_ line: Substring) -> Substring {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        var rest = line.drop(while: blank)
+        while let last = rest.last, blank(last) { rest = rest.dropLast() }
+        return rest
+    }
+
     /// One line (a cause may hold newlines, e.g. a refused config), at most `causeLimit` characters.
     private static func shortened(_ cause: String) -> String {
-        let line = cause.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        let line = cause.split(whereSeparator: \.isNewline).map(trimmed)
             .filter { !$0.isEmpty }.joined(separator: " ")
         return line.count <= causeLimit ? line : String(line.prefix(causeLimit - 1)) + "…"
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Writes one-line JSON objects for socket events, members in the order added (stable for people and
 /// for tests). Small on purpose: events are flat objects of strings, numbers, booleans and nulls.

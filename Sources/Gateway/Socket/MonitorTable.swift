@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What `nearby-gateway monitor` shows a person: the found messages (one row per topic and content,
 /// removed on `lost`) and the latest `$SYS` state. Pure: lines in, text out, time passed in.
@@ -94,10 +94,10 @@ public struct MonitorTable: Sendable {
     }
 
     private mutating func ingestSystem(topic: String, json: String) {
-        let cleaned = json.replacingOccurrences(of: #","retained":true}"#, with: "}")
-            .replacingOccurrences(of: #","retained":false}"#, with: "}")
-            .replacingOccurrences(of: #"{"retained":true}"#, with: "{}")
-            .replacingOccurrences(of: #"{"retained":false}"#, with: "{}")
+        let cleaned = json.replacing(#","retained":true}"#, with: "}")
+            .replacing(#","retained":false}"#, with: "}")
+            .replacing(#"{"retained":true}"#, with: "{}")
+            .replacing(#"{"retained":false}"#, with: "{}")
         system.removeAll { $0.topic == topic }
         if topic == "$SYS/dropped" || cleaned.contains(#""set":false"#) { return }   // transient, or a cleared error
         system.append((topic, cleaned))

@@ -88,11 +88,16 @@ enum Posix {
     }
 
     /// The connected peer's pid, uid and gid (SO_PEERCRED).
-    typealias PeerCredentials = nearby_peer_credentials
+    struct PeerCredentials {
+        var pid: pid_t
+        var uid: uid_t
+        var gid: gid_t
+    }
 
     static func peerCredentials(_ fd: Int32) -> PeerCredentials? {
-        var credentials = PeerCredentials()
-        return nearby_peer_credentials(fd, &credentials) == 0 ? credentials : nil
+        var credentials = nearby_peer_credentials()
+        guard nearby_peer_credentials(fd, &credentials) == 0 else { return nil }
+        return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
     }
 }
 

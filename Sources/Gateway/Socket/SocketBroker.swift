@@ -1,6 +1,7 @@
 import Dispatch
-import Foundation
+import Glibc
 import Logging
+import SystemCall
 import Synchronization
 
 /// The UNIX socket broker (docs/socket-protocol.md): one dedicated thread runs a poll(2) loop over
@@ -37,12 +38,14 @@ public final class SocketBroker: Sendable {
             guard case .bound(let listening) = phase else { throw SocketBrokerError(path: configuration.path, kind: .alreadyStarted) }
             let finished = DispatchSemaphore(value: 0)
             let (configuration, inbox, logger) = (configuration, inbox, logger)
-            let thread = Thread {
-                BrokerLoop(configuration: configuration, listening: listening, inbox: inbox, handler: handler, logger: logger).run()
-                finished.signal()
+            do throws(Errno) {
+                try OSThread.start(name: "socket-broker") {
+                    BrokerLoop(configuration: configuration, listening: listening, inbox: inbox, handler: handler, logger: logger).run()
+                    finished.signal()
+                }
+            } catch {
+                throw SocketBrokerError(path: configuration.path, kind: .system(call: "pthread_create", errno: error.rawValue))
             }
-            thread.name = "socket-broker"
-            thread.start()
             phase = .running(finished)
         }
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SystemCall
 #if canImport(Glibc)
 import Glibc
@@ -19,7 +19,7 @@ public struct StateFile: Sendable {
     }
 
     public var directory: String {
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = PathText.parent(path)
         return parent.isEmpty ? "." : parent
     }
 
@@ -87,7 +87,7 @@ public struct StateFile: Sendable {
     /// Blocks until the state is on disk: never call it from an actor or task (use `persist`).
     public func save(_ state: GatewayState) throws(StateFileError) {
         let data = Self.encode(state)
-        let temporary = "\(directory)/.\((path as NSString).lastPathComponent).tmp-\(getpid())"
+        let temporary = "\(directory)/.\(PathText.lastComponent(path)).tmp-\(getpid())"
         do throws(StateFileError) {
             let fd = Int32(try stateSyscall("open", path: temporary) { Int(open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)) })
             defer { close(fd) }
@@ -172,7 +172,7 @@ public struct StateFile: Sendable {
     /// behind; one per crash would pile up for ever. Only files of processes that are gone are removed:
     /// a live writer's file is its own business.
     private func removeTemporariesOfDeadWriters() {
-        let prefix = ".\((path as NSString).lastPathComponent).tmp-"
+        let prefix = ".\(PathText.lastComponent(path)).tmp-"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         for name in names where name.hasPrefix(prefix) {
             guard let pid = pid_t(name.dropFirst(prefix.count)), pid > 0, pid != getpid() else { continue }
@@ -180,12 +180,13 @@ public struct StateFile: Sendable {
         }
     }
 
+    /// 20261124T213005Z: the time in UTC, ISO 8601's basic format.
+    static func compactUTC(_ date: Date) -> String {
+        TimeText.format(date.timeIntervalSince1970, "%Y%m%dT%H%M%SZ", utc: true)
+    }
+
     private func keepAside(now: Date) -> Result<String, StateFileError> {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        let base = "\(path).corrupt-\(formatter.string(from: now))"
+        let base = "\(path).corrupt-\(Self.compactUTC(now))"
         var target = base
         var n = 1
         while access(target, F_OK) == 0 {

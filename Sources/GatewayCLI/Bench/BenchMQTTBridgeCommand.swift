@@ -1,6 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Gateway
+import Glibc
 import Logging
 
 /// Our side of the MQTT benchmark (tools/bench/mqtt.py): the gateway's real `MQTTBridge` (libmosquitto

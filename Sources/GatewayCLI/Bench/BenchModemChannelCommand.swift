@@ -1,7 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Modem
 import SplitMix
+import SystemCall
 
 /// Writes the channel corpus of issue 16 (clock offset, rooms, speaker band limits, at SNR): one
 /// float WAV per cell, protocol and trial, and manifest.tsv (file, ggwave id, cell, payload hex,
@@ -38,9 +39,9 @@ struct BenchModemChannelCommand: ParsableCommand {
                     let payload = random.bytes(length)
                     let beacon = try GGWaveEncoder.encode(payload, protocol: proto, volume: 50)
                     let t = ChannelSimulator.trial(beacon, channel: channel, seed: s)
-                    let file = "\(name.replacingOccurrences(of: "/", with: "per"))-\(proto.ggwaveID)-\(trial).wav"
-                    try WAVFile.write(t.samples, format: .float32, to: (out as NSString).appendingPathComponent(file))
-                    let hex = payload.map { String(format: "%02x", $0) }.joined()
+                    let file = "\(name.replacing("/", with: "per"))-\(proto.ggwaveID)-\(trial).wav"
+                    try WAVFile.write(t.samples, format: .float32, to: "\(out)/\(file)")
+                    let hex = payload.map { String(cFormat: "%02x", $0) }.joined()
                     manifest += "\(file)\t\(proto.ggwaveID)\t\(name)\t\(hex)\t\(t.beaconStart)\n"
                     if decode {
                         var decoder = GGWaveDecoder()
@@ -56,6 +57,6 @@ struct BenchModemChannelCommand: ParsableCommand {
                 if decode { Swift.print("\(name) \(proto): \(counts["\(name) \(proto)"] ?? 0)/\(trials)") }
             }
         }
-        try manifest.write(toFile: (out as NSString).appendingPathComponent("manifest.tsv"), atomically: true, encoding: .utf8)
+        try manifest.write(toFile: "\(out)/\("manifest.tsv")", atomically: true, encoding: .utf8)
     }
 }

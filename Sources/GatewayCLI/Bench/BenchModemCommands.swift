@@ -1,6 +1,7 @@
 import ArgumentParser
-import Foundation
+import Glibc
 import Modem
+import SystemCall
 
 /// Encode and decode cost as a fraction of real time, per protocol (`ModemCost`, the modem's own
 /// helper: encode a payload, then decode it with silence around it in 1024-sample blocks).
@@ -66,7 +67,7 @@ struct BenchModemDecodeCommand: ParsableCommand {
                     i += 1024
                 }
                 audioSeconds += Double(audio.samples.count) / Double(audio.sampleRate)
-                found[(file as NSString).lastPathComponent] = payloads.map { $0.map { String(format: "%02x", $0) }.joined() }
+                found[PathText.lastComponent(file)] = payloads.map { $0.map { String(cFormat: "%02x", $0) }.joined() }
             }
         }
         BenchJSON.print(["files": found, "seconds": elapsed.seconds, "audio_seconds": audioSeconds])

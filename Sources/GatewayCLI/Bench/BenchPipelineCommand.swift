@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Gateway
 
 struct BenchCorpusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -36,14 +37,29 @@ struct BenchPipelineCommand: ParsableCommand {
     }
 }
 
+/// The benchmark commands' one line of JSON (keys sorted, like JSONSerialization's `.sortedKeys`,
+/// which this replaces so the binary links no Foundation). Numbers, booleans, strings, arrays and
+/// objects; a non-finite number is null.
 enum BenchJSON {
     static func print(_ object: [String: Any]) {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        Swift.print(String(decoding: data, as: UTF8.self))
+        Swift.print(text(object))
+    }
+
+    static func text(_ value: Any) -> String {
+        switch value {
+        case let flag as Bool: flag ? "true" : "false"
+        case let number as any BinaryInteger: "\(number)"
+        case let number as any BinaryFloatingPoint: Double(number).isFinite ? "\(Double(number))" : "null"
+        case let string as String: JSONObjectWriter.quote(string)
+        case let object as [String: Any]:
+            "{" + object.keys.sorted().map { JSONObjectWriter.quote($0) + ":" + text(object[$0]!) }.joined(separator: ",") + "}"
+        case let array as [Any]: "[" + array.map(text).joined(separator: ",") + "]"
+        default: "null"
+        }
     }
 }
 
 /// One unbuffered line on stdout: the hand-shake with tools/bench/run.py (READY, PUBLISHED).
 func benchSay(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    Console.out(line + "\n")
 }

@@ -1,28 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemCall
 
 /// A plain OS thread for blocking reads: they must not sit on Swift's cooperative pool, which has
-/// only as many threads as cores (two here).
+/// only as many threads as cores (two here). The thread itself is SystemCall's `OSThread`.
 enum DedicatedThread {
-    private final class Body {
-        let run: @Sendable () -> Void
-        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
-    }
-
     static func start(device: String, _ body: @escaping @Sendable () -> Void) throws(RadioError) {
-        let context = Unmanaged.passRetained(Body(body)).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
-            body.run()
-            return nil
-        }, context)
-        guard result == 0 else {
-            Unmanaged<Body>.fromOpaque(context).release()
-            // pthread_create returns the error instead of setting errno.
-            throw RadioError.system("pthread_create", device: device, errno: result)
+        do throws(Errno) {
+            try OSThread.start(name: "hci-read", body)
+        } catch {
+            throw RadioError.system("pthread_create", device: device, errno: error.rawValue)
         }
-        pthread_detach(thread)
     }
 }

@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plain detached OS thread for blocking work (reads, ALSA, fsync): such work must never sit on
+/// Swift's cooperative pool, which has only as many threads as cores. Foundation's `Thread` did
+/// this before; this is the same pthread without linking Foundation (docs/footprint.md).
+public enum OSThread {
+    private final class Body {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+
+    /// Starts `body` on a new detached thread called `name` (its first 15 bytes are what `top -H`
+    /// and `/proc/PID/task/*/comm` show). Throws pthread_create's error (EAGAIN: too many threads).
+    public static func start(name: String, _ body: @escaping @Sendable () -> Void) throws(Errno) {
+        let context = Unmanaged.passRetained(Body { nameThisThread(name); body() }).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { context in
+            let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
+            body.run()
+            return nil
+        }, context)
+        guard result == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            // pthread_create returns the error instead of setting errno.
+            throw Errno(rawValue: result)
+        }
+        pthread_detach(thread)
+    }
+
+    /// pthread_setname_np is a GNU extension Swift's Glibc module hides; the kernel takes the name
+    /// from the thread's own `comm` file as well. A name is a courtesy: failing to set one is ignored.
+    private static func nameThisThread(_ name: String) {
+        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { raw in try? SystemCall.writeAll(raw) { write(fd, $0, $1) } }
+    }
+}
