@@ -187,7 +187,7 @@ public actor Radio {
                 continue
             }
         }
-        if let cause = controller.finishedCause { throw cause }
+        if let cause = await controller.finishedCause { throw cause }
         throw CancellationError()
     }
 }

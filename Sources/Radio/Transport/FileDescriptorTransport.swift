@@ -14,7 +14,7 @@ import Glibc
 /// only one that does, so a descriptor number is never reused under a concurrent `send`) and ends
 /// `incoming`.
 ///
-/// `send` never blocks (it is called from Swift's shared pool and from this reader thread): it
+/// `send` never blocks (it is called from the HCIController actor, on Swift's shared pool): it
 /// writes with MSG_DONTWAIT what the socket takes and leaves the rest to the reader thread, which
 /// writes it when poll(2) says the socket has room. A controller that stops reading fails `send`
 /// once `maxUnsentBytes` are waiting, instead of stalling the caller.
@@ -35,8 +35,6 @@ final class FileDescriptorTransport: HCITransport {
         var unsent: [UInt8] = []
         /// Why writing `unsent` failed: every later `send` fails with it.
         var sendFailure: RadioError?
-        /// Takes event packets on the reader thread instead of `incoming` (see `handleEvents`).
-        var eventHandler: (@Sendable ([UInt8]) -> Void)?
     }
 
     /// Packets waiting for the consumer; beyond this the oldest are dropped (and counted), so a
@@ -124,10 +122,6 @@ final class FileDescriptorTransport: HCITransport {
         }
     }
 
-    func handleEvents(_ handler: @escaping @Sendable ([UInt8]) -> Void) {
-        state.withLock { $0.eventHandler = handler }
-    }
-
     func close() {
         state.withLock { state in
             guard state.fd != nil, !state.closeRequested else { return }
@@ -183,12 +177,7 @@ final class FileDescriptorTransport: HCITransport {
                     $0.droppedStreamPackets += deframer.droppedPackets - packetsBefore
                 }
             }
-            let eventHandler = state.withLock { $0.eventHandler }
             for packet in packets {
-                if packet.type == .event, let eventHandler {
-                    eventHandler(packet.bytes)   // outside the lock: the handler may send
-                    continue
-                }
                 if case .dropped = continuation.yield(.packet(packet)) { recorder.record { $0.overflowed += 1 } }
             }
         }

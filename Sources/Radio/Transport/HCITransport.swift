@@ -13,16 +13,10 @@ public protocol HCITransport: AnyObject, Sendable {
     func send(_ packet: [UInt8]) throws(RadioError)
     /// Stops reading (unblocking the reader) and releases the device. Idempotent.
     func close()
-    /// Hands every event packet read from now on (its bytes after the indicator) to `handler`,
-    /// called where it is read (a reader thread), instead of putting it on `incoming`: the
-    /// controller answers a command without a hop through Swift's cooperative pool. A transport
-    /// may ignore this and keep delivering events on `incoming` (the default).
-    func handleEvents(_ handler: @escaping @Sendable ([UInt8]) -> Void)
 }
 
 extension HCITransport {
     public var ownsController: Bool { true }
-    public func handleEvents(_ handler: @escaping @Sendable ([UInt8]) -> Void) {}
 }
 
 public enum TransportEvent: Sendable {

@@ -42,12 +42,12 @@ import Testing
             let first = Task { try await controller.send(.reset) }
             _ = try await FakeControllerWaiting.next(fake.sent)
             let second = Task { try await controller.send(.readLocalVersion) }
-            try await eventually("the second command to wait for a credit") { controller.commandsWaitingForCredit == 1 }
+            try await eventually("the second command to wait for a credit") { await controller.commandsWaitingForCredit == 1 }
             #expect(fake.log.map(\.opcode) == [.reset])
             // Complete the first but grant no credit: the second must still wait.
             fake.answer(.reset, .complete(credits: 0))
             _ = try await first.value
-            #expect(controller.commandsWaitingForCredit == 1)
+            #expect(await controller.commandsWaitingForCredit == 1)
             #expect(fake.log.map(\.opcode) == [.reset])
             // A credit-only Command Complete (opcode 0) lets it go.
             fake.inject(FakeController.commandComplete(HCIOpcode(rawValue: 0), credits: 1))
@@ -68,7 +68,7 @@ import Testing
             let b = Task { try await controller.send(.readBDAddress) }
             let c = Task { try await controller.send(.leReadLocalSupportedFeatures) }
             for _ in 0..<3 { _ = try await FakeControllerWaiting.next(fake.sent) }
-            #expect(controller.credits == 0)
+            #expect(await controller.credits == 0)
             fake.answer(.readBDAddress, .complete(parameters: [1, 2, 3, 4, 5, 6], credits: 1))
             fake.answer(.readLocalVersion, .complete(parameters: [9, 0, 0, 9, 0, 0, 0, 0], credits: 1))
             fake.answer(.leReadLocalSupportedFeatures, .complete(parameters: [0, 0, 0, 0, 0, 0, 0, 0], credits: 1))
@@ -101,7 +101,7 @@ import Testing
         try await withController(fake) { controller in
             let sequence = Task { try await controller.send(sequence: [.leSetAdvertisingEnable(false), .reset]) }
             _ = try await FakeControllerWaiting.next(fake.sent)
-            try await eventually("the credit to be used up") { controller.credits == 0 }
+            try await eventually("the credit to be used up") { await controller.credits == 0 }
             #expect(fake.log.map(\.opcode) == [.leSetAdvertisingEnable])
             fake.inject(FakeController.commandComplete(HCIOpcode(rawValue: 0), credits: 1))
             #expect(try await FakeControllerWaiting.next(fake.sent) == .reset)
@@ -133,7 +133,7 @@ import Testing
             let unanswered = Task { try await controller.send(.leSetScanEnable(true)) }
             try await eventually("the unanswered command to be sent") { fake.log.last?.opcode == .leSetScanEnable }
             let waiting = Task { try await controller.send(.readLocalVersion) }
-            try await eventually("the second command to wait for a credit") { controller.commandsWaitingForCredit == 1 }
+            try await eventually("the second command to wait for a credit") { await controller.commandsWaitingForCredit == 1 }
             let noAnswer = try await #require(throws: RadioError.self) { try await unanswered.value }
             #expect(noAnswer.operation == "LE Set Scan Enable")
             #expect(noAnswer.message.hasPrefix("no answer within"))

@@ -36,26 +36,6 @@ import Glibc
         #expect(recorder.snapshot.droppedStreamBytes == 2)
     }
 
-    /// The controller's Command Completes are taken on the reader thread (no pool hop); packets
-    /// that are not events still arrive on `incoming`.
-    @Test func eventsGoToTheHandlerOnTheReaderThreadOthersToIncoming() async throws {
-        let (transport, peer) = try makePair()
-        defer {
-            transport.close()
-            Glibc.close(peer)
-        }
-        let (handled, handledSink) = AsyncStream<[UInt8]>.makeStream()
-        transport.handleEvents { handledSink.yield($0) }
-        write(peer, [0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00, 0x02, 0x01, 0x00, 0x01, 0x00, 0xAB])
-        let event = try await first("the handled event", in: handled) { $0 }
-        #expect(event == [0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00])
-        let packet = try await first("the ACL packet", in: transport.incoming) { event -> H4Packet? in
-            if case .packet(let packet) = event { return packet }
-            return nil
-        }
-        #expect(packet.type == .acl)
-    }
-
     @Test func commandsAreWrittenAsH4Packets() throws {
         let (transport, peer) = try makePair()
         defer {
