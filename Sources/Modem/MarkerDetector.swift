@@ -236,16 +236,20 @@ struct MarkerDetector: Sendable {
         var bestStart = (difference: -Double.greatestFiniteMagnitude, h: 0)
         var bestEnd = (difference: Double.greatestFiniteMagnitude, h: 0)
         var zeroDifference = 0.0
-        for h in 0..<Self.hypothesesPPM.count {
-            var difference = 0.0
-            for pair in 0..<GGWave.markerPairs {
-                let lower = energies[h * nb + 2 * pair], upper = energies[h * nb + 2 * pair + 1]
-                let (on, off) = pair % 2 == 0 ? (lower, upper) : (upper, lower)
-                difference += on - off
+        // Two pairs a step (even pairs start on the lower bin, odd ones on the upper): the same
+        // subtractions and additions in the same order as pair by pair, without a branch per pair.
+        energies.withUnsafeBufferPointer { e in
+            for h in 0..<Self.hypothesesPPM.count {
+                var difference = 0.0
+                for pair in stride(from: 0, to: GGWave.markerPairs, by: 2) {
+                    let o = h * nb + 2 * pair
+                    difference += e[o] - e[o + 1]
+                    difference += e[o + 3] - e[o + 2]
+                }
+                if difference > bestStart.difference { bestStart = (difference, h) }
+                if difference < bestEnd.difference { bestEnd = (difference, h) }
+                if h == Self.zeroHypothesis { zeroDifference = difference }
             }
-            if difference > bestStart.difference { bestStart = (difference, h) }
-            if difference < bestEnd.difference { bestEnd = (difference, h) }
-            if h == Self.zeroHypothesis { zeroDifference = difference }
         }
         let zero = Self.zeroHypothesis
         // Matched clocks keep exactly the single-hypothesis detector: another hypothesis takes over
@@ -292,35 +296,42 @@ struct MarkerDetector: Sendable {
 
     /// Mean over pairs of the start-marker bin's share of the pair's energy, for hypothesis `h`.
     private func share(_ h: Int) -> Float {
-        var share: Float = 0
-        for pair in 0..<GGWave.markerPairs {
-            let lower = energies[h * Self.bins + 2 * pair], upper = energies[h * Self.bins + 2 * pair + 1]
-            let (on, off) = pair % 2 == 0 ? (lower, upper) : (upper, lower)
-            share += Float((on + 1e-30) / (on + off + 2e-30))
+        energies.withUnsafeBufferPointer { e in
+            var share: Float = 0
+            for pair in stride(from: 0, to: GGWave.markerPairs, by: 2) {
+                let o = h * Self.bins + 2 * pair
+                share += Float((e[o] + 1e-30) / (e[o] + e[o + 1] + 2e-30))
+                share += Float((e[o + 3] + 1e-30) / (e[o + 3] + e[o + 2] + 2e-30))
+            }
+            return share / Float(GGWave.markerPairs)
         }
-        return share / Float(GGWave.markerPairs)
     }
 
     /// Per pair, start-marker bin energy minus end-marker bin energy, sorted ascending (in the
     /// reused buffer `d`); the sums (in that order) of the `trimmedPairs` smallest and largest.
     private mutating func trimmedSums(_ h: Int) -> (smallest: Double, largest: Double) {
-        for pair in 0..<GGWave.markerPairs {
-            let lower = energies[h * Self.bins + 2 * pair], upper = energies[h * Self.bins + 2 * pair + 1]
-            d[pair] = pair % 2 == 0 ? lower - upper : upper - lower
-        }
-        for i in 1..<GGWave.markerPairs {
-            let v = d[i]
-            var j = i
-            while j > 0 && d[j - 1] > v {
-                d[j] = d[j - 1]
-                j -= 1
+        energies.withUnsafeBufferPointer { e in
+            d.withUnsafeMutableBufferPointer { d in
+                for pair in stride(from: 0, to: GGWave.markerPairs, by: 2) {
+                    let o = h * Self.bins + 2 * pair
+                    d[pair] = e[o] - e[o + 1]
+                    d[pair + 1] = e[o + 3] - e[o + 2]
+                }
+                for i in 1..<GGWave.markerPairs {
+                    let v = d[i]
+                    var j = i
+                    while j > 0 && d[j - 1] > v {
+                        d[j] = d[j - 1]
+                        j -= 1
+                    }
+                    d[j] = v
+                }
+                var smallest = 0.0, largest = 0.0
+                for i in 0..<Self.trimmedPairs { smallest += d[i] }
+                for i in (GGWave.markerPairs - Self.trimmedPairs)..<GGWave.markerPairs { largest += d[i] }
+                return (smallest, largest)
             }
-            d[j] = v
         }
-        var smallest = 0.0, largest = 0.0
-        for i in 0..<Self.trimmedPairs { smallest += d[i] }
-        for i in (GGWave.markerPairs - Self.trimmedPairs)..<GGWave.markerPairs { largest += d[i] }
-        return (smallest, largest)
     }
 
     /// The sums exactly from the ring, after block `last` went in.
