@@ -12,7 +12,14 @@ enum FuzzMain {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "--write-seeds", arguments.count == 2 {
+            // The seeds come from internal encoders (`@testable import`), which a plain release build
+            // cannot reach; `swift build -c release` must still build every product.
+            #if DEBUG || FUZZING
             exit(SeedWriter.writeAll(into: arguments[1]))
+            #else
+            FileHandle.standardError.write(Data("FuzzTargets: --write-seeds needs a debug build (scripts/fuzz --seeds)\n".utf8))
+            exit(2)
+            #endif
         }
         // libFuzzer re-runs this binary for -merge, -fork and -jobs with its own arguments only: the
         // target then comes from the environment set below.
