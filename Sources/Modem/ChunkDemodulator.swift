@@ -4,20 +4,22 @@
 /// edge envelope (a matched filter: it also damps the neighbouring chunks when the timing is a
 /// little off), folded onto one frame and transformed once.
 struct ChunkDemodulator: Sendable {
-    private let fft = FFT(size: GGWave.samplesPerFrame)
-    private var weights: [GGWaveProtocol: [Float]] = [:]
-    private var lateWeights: [GGWaveProtocol: [Float]] = [:]
-    /// Samples a late reading leaves out at the start of a chunk (16 ms): where a room's echo of
-    /// the chunk before is loudest, and the chunk's own tone has not yet built up its echo.
-    static let echoSkip = 768
-
-    init() {
+    private let fft = FFT.frame
+    /// The envelope weights per protocol (plain and late), made once for every decoder.
+    private static let tables: (weights: [GGWaveProtocol: [Float]], late: [GGWaveProtocol: [Float]]) = {
+        var weights: [GGWaveProtocol: [Float]] = [:], late: [GGWaveProtocol: [Float]] = [:]
         for proto in GGWaveProtocol.allCases {
             let envelope = Envelope(cycleFrames: proto.framesPerTx, samplesPerFrame: GGWave.samplesPerFrame)
             weights[proto] = (0..<proto.samplesPerTx).map { envelope.weight($0) }
-            lateWeights[proto] = (0..<proto.samplesPerTx).map { $0 < Self.echoSkip ? 0 : envelope.weight($0) }
+            late[proto] = (0..<proto.samplesPerTx).map { $0 < Self.echoSkip ? 0 : envelope.weight($0) }
         }
-    }
+        return (weights, late)
+    }()
+    private let weights = Self.tables.weights
+    private let lateWeights = Self.tables.late
+    /// Samples a late reading leaves out at the start of a chunk (16 ms): where a room's echo of
+    /// the chunk before is loudest, and the chunk's own tone has not yet built up its echo.
+    static let echoSkip = 768
 
     /// `samples` must hold exactly `proto.samplesPerTx` samples aligned on the chunk. `late`: read
     /// without the chunk's first `echoSkip` samples (a second reading, for rooms; in white noise it

@@ -4,6 +4,8 @@ import Glibc
 /// samples go in as N/2 complex ones (even samples real, odd imaginary), an in-place radix-2 FFT of
 /// N/2 points, then one pass splits the even and odd halves' spectra apart.
 struct FFT: Sendable {
+    /// The one-frame transform (1024 points), its tables made once for every decoder.
+    static let frame = FFT(size: GGWave.samplesPerFrame)
     let size: Int
     private let cosTable: [Float]
     private let sinTable: [Float]

@@ -24,7 +24,7 @@ public struct GGWaveDecoder: Sendable {
     private var history: SampleHistory
     private var detector: MarkerDetector
     private let demodulator = ChunkDemodulator()
-    private let frameFFT = FFT(size: GGWave.samplesPerFrame)
+    private let frameFFT = FFT.frame
     private var candidates: [Candidate] = []
     /// Samples before this index belong to a payload already reported.
     private var consumedUntil = 0

@@ -60,7 +60,23 @@ struct MarkerDetector: Sendable {
     private var energies = [Double](repeating: 0, count: hypothesesPPM.count * bins)
     private var incoming = [Double](repeating: 0, count: 4 * bins)
     private var d = [Double](repeating: 0, count: GGWave.markerPairs)
-    /// e^(−iθ) and e^(−iθW) per hypothesis and bin.
+    /// e^(−iθ) and e^(−iθW) per hypothesis and bin, computed once for every detector (3,200 cos/sin
+    /// pairs per decoder made were a tenth of a short beacon's decode cost).
+    private static let rotations: (decayRe: [Double], decayIm: [Double], backRe: [Double], backIm: [Double]) = {
+        let count = hypothesesPPM.count * bins
+        var (dr, di, br, bi) = ([Double](repeating: 0, count: count), [Double](repeating: 0, count: count),
+                                [Double](repeating: 0, count: count), [Double](repeating: 0, count: count))
+        for (h, ppm) in hypothesesPPM.enumerated() {
+            for k in 0..<bins {
+                let theta = theta(ppm: ppm, bin: k)
+                dr[h * bins + k] = cos(-theta)
+                di[h * bins + k] = sin(-theta)
+                br[h * bins + k] = cos(-theta * Double(windowBlocks))
+                bi[h * bins + k] = sin(-theta * Double(windowBlocks))
+            }
+        }
+        return (dr, di, br, bi)
+    }()
     private let decayRe: [Double], decayIm: [Double]
     private let backRe: [Double], backIm: [Double]
     /// Blocks completed since the start.
@@ -94,18 +110,7 @@ struct MarkerDetector: Sendable {
         shiftedEndScores = [Float](repeating: 0.5, count: historyBlocks)
         shiftedEndEnergies = [Float](repeating: 0, count: historyBlocks)
         let count = Self.hypothesesPPM.count * Self.bins
-        var (dr, di, br, bi) = ([Double](repeating: 0, count: count), [Double](repeating: 0, count: count),
-                                [Double](repeating: 0, count: count), [Double](repeating: 0, count: count))
-        for (h, ppm) in Self.hypothesesPPM.enumerated() {
-            for k in 0..<Self.bins {
-                let theta = Self.theta(ppm: ppm, bin: k)
-                dr[h * Self.bins + k] = cos(-theta)
-                di[h * Self.bins + k] = sin(-theta)
-                br[h * Self.bins + k] = cos(-theta * Double(Self.windowBlocks))
-                bi[h * Self.bins + k] = sin(-theta * Double(Self.windowBlocks))
-            }
-        }
-        (decayRe, decayIm, backRe, backIm) = (dr, di, br, bi)
+        (decayRe, decayIm, backRe, backIm) = Self.rotations
         sumRe = [Double](repeating: 0, count: count)
         sumIm = [Double](repeating: 0, count: count)
     }
@@ -222,8 +227,10 @@ struct MarkerDetector: Sendable {
                 }
             }
         }
-        // Rounding in the running sums would build up over hours; redo them exactly now and then.
-        if blocks % (16 * Self.windowBlocks) == 0 {
+        // Rounding in the running sums would build up over hours; redo them exactly now and then
+        // (not at the first block: the sums are that block alone, exactly, and the 25,600 cos/sin
+        // pairs of a redo were paid by every decoder made).
+        if blocks % (16 * Self.windowBlocks) == 0 && blocks > 0 {
             recomputeSums(through: blocks)
             for o in 0..<count { energies[o] = sumRe[o] * sumRe[o] + sumIm[o] * sumIm[o] }
         }
