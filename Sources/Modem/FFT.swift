@@ -28,23 +28,27 @@ struct FFT: Sendable {
     /// Power |X_k|² of a real signal at bins `range` (X_k = Σ x_n e^(−2πikn/N)).
     func power(of real: [Float], bins range: Range<Int>) -> [Float] {
         precondition(real.count == size)
-        return transformed(real) { re, im in range.map { re[$0] * re[$0] + im[$0] * im[$0] } }
+        return halfTransformed(real) { zr, zi in
+            range.map { k in
+                let (re, im) = split(zr, zi, k)
+                return re * re + im * im
+            }
+        }
     }
 
     /// Complex X_k of a real signal at `bins`.
     func spectrum(of real: [Float], bins: [Int]) -> [(re: Float, im: Float)] {
         precondition(real.count == size)
-        return transformed(real) { re, im in bins.map { (re[$0], im[$0]) } }
+        return halfTransformed(real) { zr, zi in bins.map { split(zr, zi, $0) } }
     }
 
-    /// The transform of `real` in stack buffers (no array per frame), handed to `read`.
-    private func transformed<T>(_ real: [Float], _ read: (UnsafeMutableBufferPointer<Float>, UnsafeMutableBufferPointer<Float>) -> T) -> T {
+    /// The N/2-point transform Z of `real` (even samples real, odd imaginary) in stack buffers (no
+    /// array per frame), handed to `read`.
+    private func halfTransformed<T>(_ real: [Float], _ read: (UnsafeMutableBufferPointer<Float>, UnsafeMutableBufferPointer<Float>) -> T) -> T {
         let m = size / 2
-        return withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * size) { work in
-            let re = UnsafeMutableBufferPointer(rebasing: work[0..<size])
-            let im = UnsafeMutableBufferPointer(rebasing: work[size..<(2 * size)])
-            let zr = UnsafeMutableBufferPointer(rebasing: work[(2 * size)..<(2 * size + m)])
-            let zi = UnsafeMutableBufferPointer(rebasing: work[(2 * size + m)..<(3 * size)])
+        return withUnsafeTemporaryAllocation(of: Float.self, capacity: size) { work in
+            let zr = UnsafeMutableBufferPointer(rebasing: work[0..<m])
+            let zi = UnsafeMutableBufferPointer(rebasing: work[m..<size])
             bitReversed.withUnsafeBufferPointer { rev in
                 for n in 0..<m {
                     zr[rev[n]] = real[2 * n]
@@ -52,25 +56,24 @@ struct FFT: Sendable {
                 }
             }
             transform(zr, zi)
-            // X_k = E_k + e^(−2πik/N)·O_k, with E_k = (Z_k + conj Z_(m−k))/2 the even samples'
-            // spectrum and O_k = (Z_k − conj Z_(m−k))/2i the odd ones'.
-            cosTable.withUnsafeBufferPointer { wr in
-                sinTable.withUnsafeBufferPointer { wi in
-                    for k in 0...m {
-                        let (a, b) = (zr[k % m], zi[k % m]), (c, d) = (zr[(m - k) % m], zi[(m - k) % m])
-                        let (er, ei, or, oi) = ((a + c) * 0.5, (b - d) * 0.5, (b + d) * 0.5, (c - a) * 0.5)
-                        let (cr, ci): (Float, Float) = k < m ? (wr[k], wi[k]) : (-1, 0)
-                        re[k] = er + cr * or - ci * oi
-                        im[k] = ei + cr * oi + ci * or
-                    }
-                }
-            }
-            for k in (m + 1)..<size {   // a real signal's spectrum is conjugate-symmetric
-                re[k] = re[size - k]
-                im[k] = -im[size - k]
-            }
-            return read(re, im)
+            return read(zr, zi)
         }
+    }
+
+    /// X_k from Z, for the bins asked only (a chunk needs 96 of 1024): X_k = E_k + e^(−2πik/N)·O_k,
+    /// with E_k = (Z_k + conj Z_(m−k))/2 the even samples' spectrum and O_k = (Z_k − conj Z_(m−k))/2i
+    /// the odd ones'; above N/2 a real signal's spectrum is conjugate-symmetric.
+    @inline(__always)
+    private func split(_ zr: UnsafeMutableBufferPointer<Float>, _ zi: UnsafeMutableBufferPointer<Float>, _ k: Int) -> (re: Float, im: Float) {
+        let m = size / 2
+        if k > m {
+            let mirrored = split(zr, zi, size - k)
+            return (mirrored.re, -mirrored.im)
+        }
+        let (a, b) = (zr[k % m], zi[k % m]), (c, d) = (zr[(m - k) % m], zi[(m - k) % m])
+        let (er, ei, or, oi) = ((a + c) * 0.5, (b - d) * 0.5, (b + d) * 0.5, (c - a) * 0.5)
+        let (cr, ci): (Float, Float) = k < m ? (cosTable[k], sinTable[k]) : (-1, 0)
+        return (er + cr * or - ci * oi, ei + cr * oi + ci * or)
     }
 
     private func transform(_ re: UnsafeMutableBufferPointer<Float>, _ im: UnsafeMutableBufferPointer<Float>) {

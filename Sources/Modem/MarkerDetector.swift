@@ -324,14 +324,15 @@ struct MarkerDetector: Sendable {
                     d[pair] = e[o] - e[o + 1]
                     d[pair + 1] = e[o + 3] - e[o + 2]
                 }
-                for i in 1..<GGWave.markerPairs {
-                    let v = d[i]
-                    var j = i
-                    while j > 0 && d[j - 1] > v {
-                        d[j] = d[j - 1]
-                        j -= 1
+                // Batcher's odd–even merge network: 63 compare-exchanges without a branch, the same
+                // sorted values as an insertion sort (whose mispredicted branches cost more).
+                Self.sortingNetwork.withUnsafeBufferPointer { network in
+                    for pair in network {
+                        let (i, j) = (Int(pair.0), Int(pair.1))
+                        let (a, b) = (d[i], d[j])
+                        d[i] = min(a, b)
+                        d[j] = max(a, b)
                     }
-                    d[j] = v
                 }
                 var smallest = 0.0, largest = 0.0
                 for i in 0..<Self.trimmedPairs { smallest += d[i] }
@@ -340,6 +341,22 @@ struct MarkerDetector: Sendable {
             }
         }
     }
+
+    /// Sorts 16 values (the marker's pairs) ascending, compare-exchange by compare-exchange.
+    private static let sortingNetwork: [(UInt8, UInt8)] = {
+        func merge(_ lo: Int, _ hi: Int, _ r: Int) -> [(UInt8, UInt8)] {
+            let step = 2 * r
+            guard step < hi - lo else { return [(UInt8(lo), UInt8(lo + r))] }
+            return merge(lo, hi, step) + merge(lo + r, hi, step)
+                + stride(from: lo + r, to: hi - r, by: step).map { (UInt8($0), UInt8($0 + r)) }
+        }
+        func sort(_ lo: Int, _ hi: Int) -> [(UInt8, UInt8)] {
+            guard hi - lo >= 1 else { return [] }
+            let mid = lo + (hi - lo) / 2
+            return sort(lo, mid) + sort(mid + 1, hi) + merge(lo, hi, 1)
+        }
+        return sort(0, GGWave.markerPairs - 1)
+    }()
 
     /// The sums exactly from the ring, after block `last` went in.
     private mutating func recomputeSums(through last: Int) {
