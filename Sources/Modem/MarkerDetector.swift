@@ -53,32 +53,35 @@ struct MarkerDetector: Sendable {
     /// (θ = 2π·ε·(320 + k)/16): the drift-corrected window sum seen from its newest block. It has
     /// the energy of Σ p_m·e^(iθm), and it slides with one rotation and no running phase:
     /// T(b) = e^(−iθ)·T(b − 1) + p_b − e^(−iθW)·p_(b−W).
-    private var sumRe: [Double]
-    private var sumIm: [Double]
+    /// Single precision (four hypothesis-bins per vector register instead of two): rounding adds
+    /// about 1e-7 of the loudest window's magnitude per block and is wiped by the exact redo every 16
+    /// windows; the scores and metrics are then summed in double precision as before.
+    private var sumRe: [Float]
+    private var sumIm: [Float]
     /// Work arrays reused block after block: each hypothesis's 32 bin energies (index 32h + k); the
     /// block's partial DFT and the one leaving the window (re, im, re, im: 32 each); a sort buffer.
-    private var energies = [Double](repeating: 0, count: hypothesesPPM.count * bins)
-    private var incoming = [Double](repeating: 0, count: 4 * bins)
+    private var energies = [Float](repeating: 0, count: hypothesesPPM.count * bins)
+    private var incoming = [Float](repeating: 0, count: 4 * bins)
     private var d = [Double](repeating: 0, count: GGWave.markerPairs)
     /// e^(−iθ) and e^(−iθW) per hypothesis and bin, computed once for every detector (3,200 cos/sin
     /// pairs per decoder made were a tenth of a short beacon's decode cost).
-    private static let rotations: (decayRe: [Double], decayIm: [Double], backRe: [Double], backIm: [Double]) = {
+    private static let rotations: (decayRe: [Float], decayIm: [Float], backRe: [Float], backIm: [Float]) = {
         let count = hypothesesPPM.count * bins
-        var (dr, di, br, bi) = ([Double](repeating: 0, count: count), [Double](repeating: 0, count: count),
-                                [Double](repeating: 0, count: count), [Double](repeating: 0, count: count))
+        var (dr, di, br, bi) = ([Float](repeating: 0, count: count), [Float](repeating: 0, count: count),
+                                [Float](repeating: 0, count: count), [Float](repeating: 0, count: count))
         for (h, ppm) in hypothesesPPM.enumerated() {
             for k in 0..<bins {
                 let theta = theta(ppm: ppm, bin: k)
-                dr[h * bins + k] = cos(-theta)
-                di[h * bins + k] = sin(-theta)
-                br[h * bins + k] = cos(-theta * Double(windowBlocks))
-                bi[h * bins + k] = sin(-theta * Double(windowBlocks))
+                dr[h * bins + k] = Float(cos(-theta))
+                di[h * bins + k] = Float(sin(-theta))
+                br[h * bins + k] = Float(cos(-theta * Double(windowBlocks)))
+                bi[h * bins + k] = Float(sin(-theta * Double(windowBlocks)))
             }
         }
         return (dr, di, br, bi)
     }()
-    private let decayRe: [Double], decayIm: [Double]
-    private let backRe: [Double], backIm: [Double]
+    private let decayRe: [Float], decayIm: [Float]
+    private let backRe: [Float], backIm: [Float]
     /// Blocks completed since the start.
     private(set) var blocks = 0
     private var startScores: [Float]
@@ -111,8 +114,8 @@ struct MarkerDetector: Sendable {
         shiftedEndEnergies = [Float](repeating: 0, count: historyBlocks)
         let count = Self.hypothesesPPM.count * Self.bins
         (decayRe, decayIm, backRe, backIm) = Self.rotations
-        sumRe = [Double](repeating: 0, count: count)
-        sumIm = [Double](repeating: 0, count: count)
+        sumRe = [Float](repeating: 0, count: count)
+        sumIm = [Float](repeating: 0, count: count)
     }
 
     private static func theta(ppm: Double, bin k: Int) -> Double {
@@ -187,10 +190,10 @@ struct MarkerDetector: Sendable {
         let nb = Self.bins
         blockRing.withUnsafeMutableBufferPointer { ring in
             for k in 0..<nb {
-                incoming[k] = Double(partial[2 * k])
-                incoming[nb + k] = Double(partial[2 * k + 1])
-                incoming[2 * nb + k] = Double(ring[slot + 2 * k])
-                incoming[3 * nb + k] = Double(ring[slot + 2 * k + 1])
+                incoming[k] = partial[2 * k]
+                incoming[nb + k] = partial[2 * k + 1]
+                incoming[2 * nb + k] = ring[slot + 2 * k]
+                incoming[3 * nb + k] = ring[slot + 2 * k + 1]
             }
             for i in 0..<(2 * nb) { ring[slot + i] = partial[i] }
         }
@@ -250,8 +253,8 @@ struct MarkerDetector: Sendable {
                 var difference = 0.0
                 for pair in stride(from: 0, to: GGWave.markerPairs, by: 2) {
                     let o = h * nb + 2 * pair
-                    difference += e[o] - e[o + 1]
-                    difference += e[o + 3] - e[o + 2]
+                    difference += Double(e[o]) - Double(e[o + 1])
+                    difference += Double(e[o + 3]) - Double(e[o + 2])
                 }
                 if difference > bestStart.difference { bestStart = (difference, h) }
                 if difference < bestEnd.difference { bestEnd = (difference, h) }
@@ -307,8 +310,9 @@ struct MarkerDetector: Sendable {
             var share: Float = 0
             for pair in stride(from: 0, to: GGWave.markerPairs, by: 2) {
                 let o = h * Self.bins + 2 * pair
-                share += Float((e[o] + 1e-30) / (e[o] + e[o + 1] + 2e-30))
-                share += Float((e[o + 3] + 1e-30) / (e[o + 3] + e[o + 2] + 2e-30))
+                let (lo, hi, lo2, hi2) = (Double(e[o]), Double(e[o + 1]), Double(e[o + 2]), Double(e[o + 3]))
+                share += Float((lo + 1e-30) / (lo + hi + 2e-30))
+                share += Float((hi2 + 1e-30) / (hi2 + lo2 + 2e-30))
             }
             return share / Float(GGWave.markerPairs)
         }
@@ -321,8 +325,8 @@ struct MarkerDetector: Sendable {
             d.withUnsafeMutableBufferPointer { d in
                 for pair in stride(from: 0, to: GGWave.markerPairs, by: 2) {
                     let o = h * Self.bins + 2 * pair
-                    d[pair] = e[o] - e[o + 1]
-                    d[pair + 1] = e[o + 3] - e[o + 2]
+                    d[pair] = Double(e[o]) - Double(e[o + 1])
+                    d[pair + 1] = Double(e[o + 3]) - Double(e[o + 2])
                 }
                 // Batcher's odd–even merge network: 63 compare-exchanges without a branch, the same
                 // sorted values as an insertion sort (whose mispredicted branches cost more).
@@ -379,8 +383,8 @@ struct MarkerDetector: Sendable {
                     sr += pr * c - pi * s
                     si += pr * s + pi * c
                 }
-                sumRe[h * Self.bins + k] = sr
-                sumIm[h * Self.bins + k] = si
+                sumRe[h * Self.bins + k] = Float(sr)
+                sumIm[h * Self.bins + k] = Float(si)
             }
         }
     }
