@@ -25,14 +25,25 @@ struct ChunkDemodulator: Sendable {
     /// without the chunk's first `echoSkip` samples (a second reading, for rooms; in white noise it
     /// loses a quarter of a [U] Fastest chunk's energy).
     func spectrum(_ samples: [Float], protocol proto: GGWaveProtocol, late: Bool = false) -> ChunkSpectrum {
+        samples.withUnsafeBufferPointer { spectrum($0, protocol: proto, late: late) }
+    }
+
+    /// The same, read in place (from the history's ring: no copy of the chunk, no array for the fold).
+    func spectrum(_ samples: UnsafeBufferPointer<Float>, protocol proto: GGWaveProtocol, late: Bool = false) -> ChunkSpectrum {
+        precondition(samples.count == proto.samplesPerTx)
         let n = GGWave.samplesPerFrame
         let w = late ? lateWeights[proto]! : weights[proto]!
-        var folded = [Float](repeating: 0, count: n)
-        for f in 0..<proto.framesPerTx {
-            let base = f * n
-            for i in 0..<n { folded[i] += samples[base + i] * w[base + i] }
+        return withUnsafeTemporaryAllocation(of: Float.self, capacity: n) { folded in
+            folded.initialize(repeating: 0)
+            w.withUnsafeBufferPointer { w in
+                for f in 0..<proto.framesPerTx {
+                    let base = f * n
+                    for i in 0..<n { folded[i] += samples[base + i] * w[base + i] }
+                }
+            }
+            let bins = GGWave.freqStart..<(GGWave.freqStart + GGWave.dataBins)
+            return ChunkSpectrum(power: fft.power(of: UnsafeBufferPointer(folded), bins: bins))
         }
-        return ChunkSpectrum(power: fft.power(of: folded, bins: GGWave.freqStart..<(GGWave.freqStart + GGWave.dataBins)))
     }
 }
 

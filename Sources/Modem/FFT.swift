@@ -26,7 +26,7 @@ struct FFT: Sendable {
     }
 
     /// Power |X_k|² of a real signal at bins `range` (X_k = Σ x_n e^(−2πikn/N)).
-    func power(of real: [Float], bins range: Range<Int>) -> [Float] {
+    func power(of real: UnsafeBufferPointer<Float>, bins range: Range<Int>) -> [Float] {
         precondition(real.count == size)
         return halfTransformed(real) { zr, zi in
             range.map { k in
@@ -39,12 +39,12 @@ struct FFT: Sendable {
     /// Complex X_k of a real signal at `bins`.
     func spectrum(of real: [Float], bins: [Int]) -> [(re: Float, im: Float)] {
         precondition(real.count == size)
-        return halfTransformed(real) { zr, zi in bins.map { split(zr, zi, $0) } }
+        return real.withUnsafeBufferPointer { real in halfTransformed(real) { zr, zi in bins.map { split(zr, zi, $0) } } }
     }
 
     /// The N/2-point transform Z of `real` (even samples real, odd imaginary) in stack buffers (no
     /// array per frame), handed to `read`.
-    private func halfTransformed<T>(_ real: [Float], _ read: (UnsafeMutableBufferPointer<Float>, UnsafeMutableBufferPointer<Float>) -> T) -> T {
+    private func halfTransformed<T>(_ real: UnsafeBufferPointer<Float>, _ read: (UnsafeMutableBufferPointer<Float>, UnsafeMutableBufferPointer<Float>) -> T) -> T {
         let m = size / 2
         return withUnsafeTemporaryAllocation(of: Float.self, capacity: size) { work in
             let zr = UnsafeMutableBufferPointer(rebasing: work[0..<m])

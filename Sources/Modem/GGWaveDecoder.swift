@@ -147,16 +147,16 @@ public struct GGWaveDecoder: Sendable {
     private func spectrum(start: Int, offset: Int, chunk: Int, protocol proto: GGWaveProtocol, ratio: Double,
                           late: Bool = false, coarse: Bool = false) -> ChunkSpectrum? {
         let nominal = offset + Self.markerSamples + chunk * proto.samplesPerTx
-        let samples: [Float]?
+        let first: Int
         if coarse {
-            samples = history.slice(from: start + Int((Double(nominal) * ratio).rounded()), count: proto.samplesPerTx)
+            first = start + Int((Double(nominal) * ratio).rounded())
         } else if abs(ratio - 1) < Self.plainRatioTolerance {
-            samples = history.slice(from: start + nominal, count: proto.samplesPerTx)
+            first = start + nominal
         } else {
-            samples = history.interpolated(from: Double(start) + Double(nominal) * ratio, count: proto.samplesPerTx, step: ratio)
+            let samples = history.interpolated(from: Double(start) + Double(nominal) * ratio, count: proto.samplesPerTx, step: ratio)
+            return samples.map { demodulator.spectrum($0, protocol: proto, late: late) }
         }
-        guard let samples else { return nil }
-        return demodulator.spectrum(samples, protocol: proto, late: late)
+        return history.withSlice(from: first, count: proto.samplesPerTx) { demodulator.spectrum($0, protocol: proto, late: late) }
     }
 
     /// Below this clock offset (40 ppm: under 30 samples over the longest message, 0.014 of a bin at

@@ -37,6 +37,15 @@ struct SampleHistory: Sendable {
         }
     }
 
+    /// Samples [start, start + count) handed to `body` in place when they lie in one run of the ring
+    /// (else as a copy), or nil when part of it is gone or has not arrived yet.
+    func withSlice<T>(from start: Int, count: Int, _ body: (UnsafeBufferPointer<Float>) -> T) -> T? {
+        guard start >= oldest, start + count <= total, count >= 0 else { return nil }
+        let pos = start % capacity
+        guard pos + count <= capacity else { return slice(from: start, count: count)?.withUnsafeBufferPointer(body) }
+        return buffer.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[pos..<(pos + count)])) }
+    }
+
     /// `count` samples at positions start, start + step, … (a stream read with another clock),
     /// interpolated with a Kaiser-windowed sinc of `Interpolator.taps` taps; nil when part of it is
     /// gone or has not arrived yet.
