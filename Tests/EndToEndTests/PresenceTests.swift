@@ -41,8 +41,9 @@ extension EndToEnd {
             let lostEarly = try? await watch.waitForLine(startingWith: "lost/", timeout: .seconds(5 * lostAfter))
             var evidence = ""
             if lostEarly != nil {
-                // Which side fell behind (seen once under load, 2026-11-24/25): A's advertising steps
-                // (three HCI commands each, 10 a second at interval_ms 100) or B's reception.
+                // Whether a side fell behind: A's advertising steps (three HCI commands each, 10 a second
+                // at interval_ms 100) or B's reception. When both kept pace it is the codec (2026-11-25:
+                // 10.4 steps/s, every advert seen, a lost across an epoch rotation, now carried over).
                 let elapsed = Double((clock.now - watching).components.seconds)
                 let sent = (try await stats(publisher))["hci_commands"] as? Int ?? 0
                 let seen = (try await stats(watch))["adverts_seen"] as? Int ?? 0
