@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCall
 
 /// Why a WAV file could not be read or written. Every case names the file.
 public struct WAVError: Error, Equatable, CustomStringConvertible {
@@ -72,28 +73,21 @@ public enum WAVFile {
         _ samples: [Float], sampleRate: Int = GGWave.sampleRate, format: WAVSampleFormat = .pcm16, to path: String
     ) throws(WAVError) {
         let bytes = WAVParser.serialize(samples, sampleRate: sampleRate, format: format)
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw WAVError(path: path, kind: .io(call: "open", errno: errno)) }
+        let fd = try io("open", path) { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
         defer { close(fd) }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in
-                Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw WAVError(path: path, kind: .io(call: "write", errno: errno))
-            }
-            written += n
+        // A blocking file descriptor: writeAll returns only when every byte is written, or throws.
+        do throws(Errno) {
+            _ = try bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try SystemCall.writeAll(raw) { Glibc.write(fd, $0, $1) } } }.get()
+        } catch {
+            throw WAVError(path: path, kind: .io(call: "write", errno: error.rawValue))
         }
     }
 
     private static func readAll(path: String) throws(WAVError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw WAVError(path: path, kind: .io(call: "open", errno: errno)) }
+        let fd = try io("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw WAVError(path: path, kind: .io(call: "fstat", errno: errno)) }
+        try io("fstat", path) { fstat(fd, &info) }
         if (info.st_mode & S_IFMT) == S_IFDIR {
             throw WAVError(path: path, kind: .io(call: "read", errno: EISDIR))
         }
@@ -105,16 +99,21 @@ public enum WAVFile {
         var bytes = [UInt8](repeating: 0, count: size)
         var filled = 0
         while filled < size {
-            let n = bytes.withUnsafeMutableBytes { raw in
-                Glibc.read(fd, raw.baseAddress! + filled, size - filled)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw WAVError(path: path, kind: .io(call: "read", errno: errno))
-            }
+            let n = try io("read", path) { bytes.withUnsafeMutableBytes { raw in Glibc.read(fd, raw.baseAddress! + filled, size - filled) } }
             if n == 0 { break }
             filled += n
         }
         return Array(bytes[0..<filled])
+    }
+
+    /// One call through `SystemCall.retrying` (EINTR retried), any other errno as a `WAVError` naming
+    /// the file and the call.
+    @discardableResult
+    private static func io<T: FixedWidthInteger>(_ call: String, _ path: String, _ body: () -> T) throws(WAVError) -> T {
+        do throws(Errno) {
+            return try SystemCall.retrying(body)
+        } catch {
+            throw WAVError(path: path, kind: .io(call: call, errno: error.rawValue))
+        }
     }
 }

@@ -73,6 +73,15 @@ public enum SystemCall {
         return offset
     }
 
+    /// `text`'s UTF-8 through write(2) to `fd` (stdout, stderr, a log), as `writeAll` above.
+    @discardableResult
+    public static func writeAll(_ text: String, to fd: Int32) throws(Errno) -> Int {
+        var text = text
+        return try text.withUTF8 { bytes in
+            Result { () throws(Errno) in try writeAll(UnsafeRawBufferPointer(bytes)) { write(fd, $0, $1) } }
+        }.get()
+    }
+
     /// The whole file at `path` (open, read to the end, close), without Foundation's `Data(contentsOf:)`
     /// and its Cocoa errors: a failure is the errno of the call that failed.
     public static func readFile(_ path: String) throws(Errno) -> [UInt8] {

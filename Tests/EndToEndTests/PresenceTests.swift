@@ -37,8 +37,22 @@ extension EndToEnd {
             // for the lost that must not come (five periods, or less if one comes): without one, each
             // entry was last seen under one period ago, so more than three periods after its found.
             let clock = ContinuousClock()
+            let (statsA, statsB, watching) = (try await stats(publisher), try await stats(watch), clock.now)
             let lostEarly = try? await watch.waitForLine(startingWith: "lost/", timeout: .seconds(5 * lostAfter))
-            #expect(lostEarly == nil, "lost while the publisher was on the air: \(lostEarly ?? "")")
+            var evidence = ""
+            if lostEarly != nil {
+                // Whether a side fell behind: A's advertising steps (three HCI commands each, 10 a second
+                // at interval_ms 100) or B's reception. When both kept pace it is the codec (2026-11-25:
+                // 10.4 steps/s, every advert seen, a lost across an epoch rotation, now carried over).
+                let elapsed = Double((clock.now - watching).components.seconds)
+                let sent = (try await stats(publisher))["hci_commands"] as? Int ?? 0
+                let seen = (try await stats(watch))["adverts_seen"] as? Int ?? 0
+                let steps = Double(sent - (statsA["hci_commands"] as? Int ?? 0)) / 3
+                let adverts = seen - (statsB["adverts_seen"] as? Int ?? 0)
+                evidence = "; in the \(Int(elapsed)) s before it A made \(Int(steps)) advertising steps "
+                    + "(\(String(format: "%.1f", steps / max(1, elapsed)))/s) and B saw \(adverts) adverts"
+            }
+            #expect(lostEarly == nil, "lost while the publisher was on the air: \(lostEarly ?? "")\(evidence)")
             let foundSet = try await watch.request("GET found")
             #expect(Self.allRefreshed(foundSet, types: types, for: Double(3 * lostAfter)), "B's found set: \(foundSet)")
 

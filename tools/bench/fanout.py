@@ -9,6 +9,10 @@ processes are the same Swift poll(2) loop, which stamps an event's arrival when 
 Broker CPU, between GO and the end of the clients' run, divided by that wall time: for ours, the
 server process's CPU minus its publishing thread's (clock_gettime; the broker's thread can't be
 picked out in /proc, threads inherit their creator's name); for Mosquitto, utime+stime from /proc.
+Memory: VmHWM (peak resident set) of the broker's process from /proc/PID/status, once with every
+client subscribed just before GO and once after the clients' run, before the process is told to end;
+for ours that process is `bench fanout-server` (SocketBroker plus the in-process publisher), not the
+gateway, which this bench does not start.
 """
 import json
 import os
@@ -24,6 +28,15 @@ def cpu_seconds(pid, tid=None):
     with open(path) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def status_kb(pid, field):
+    """A `kB` field of /proc/PID/status (VmHWM, VmRSS), in bytes."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"/proc/{pid}/status has no {field}")
 
 
 def expect(proc, word):
@@ -80,6 +93,7 @@ def run_side(binary, work, side, clients, rate, seconds, payload):
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             procs.append(publisher)
             expect(publisher, "READY")
+        hwm_before = status_kb(broker_pid, "VmHWM")
         cpu0 = cpu_seconds(broker_pid, broker_tid)
         rcpu0 = cpu_seconds(receiver.pid)
         t0 = time.monotonic()
@@ -92,6 +106,7 @@ def run_side(binary, work, side, clients, rate, seconds, payload):
         receiver.wait()
         wall = time.monotonic() - t0
         cpu = cpu_seconds(broker_pid, broker_tid) - cpu0
+        hwm = status_kb(broker_pid, "VmHWM")   # ours still waits for DONE, Mosquitto for SIGTERM
         publisher.stdin.write("DONE\n")
         publisher.stdin.flush()
         published = json.loads(publisher.stdout.read())
@@ -101,7 +116,8 @@ def run_side(binary, work, side, clients, rate, seconds, payload):
         received.update({
             "published": published["published"], "publish_seconds": published["publish_seconds"],
             "broker_cpu_fraction": cpu / wall, "clients_cpu_fraction": rcpu / wall, "wall_seconds": wall,
-            "broker_dropped": published.get("dropped"),
+            "broker_dropped": published.get("dropped"), "broker_hwm_bytes": hwm,
+            "broker_hwm_before_bytes": hwm_before,
         })
         return received
     finally:

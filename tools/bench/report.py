@@ -45,6 +45,18 @@ def fanout_rows(data):
     return out
 
 
+def fanout_memory_row(d, peer):
+    """Peak RSS of each broker's process in the same run (absent in results from before it was measured)."""
+    o, m = d["ours"], d["mosquitto"]
+    if "broker_hwm_bytes" not in o:
+        return []
+    mb = lambda b: b / (1024 * 1024)   # MB as the process bench writes it (kB from /proc ÷ 1024)
+    return [row("fanout", f"peak RSS (VmHWM) at {d['rate']:,} ev/s", mb(o["broker_hwm_bytes"]), mb(m["broker_hwm_bytes"]),
+                peer, "MB", "lower",
+                f"ours: `bench fanout-server` (SocketBroker + in-process publisher, not the gateway); with every client "
+                f"subscribed, before the load: {mb(o['broker_hwm_before_bytes']):.1f} vs {mb(m['broker_hwm_before_bytes']):.1f} MB")]
+
+
 def fanout_point_rows(d, full):
     o, m = d["ours"], d["mosquitto"]
     peer = "Mosquitto 2 (UNIX socket)"
@@ -54,7 +66,7 @@ def fanout_point_rows(d, full):
             row("fanout", f"delivered ({label})", o["received"] / o["expected"], m["received"] / m["expected"], peer, "%", "higher"),
             row("fanout", f"latency p99 at {d['rate']:,} ev/s", o["p99_us"] / 1000, m["p99_us"] / 1000, peer, "ms", "lower"),
             row("fanout", f"broker CPU at {d['rate']:,} ev/s", o["broker_cpu_fraction"], m["broker_cpu_fraction"], peer, "%", "lower"),
-        ]
+        ] + fanout_memory_row(d, peer)
     out = [
         row("fanout", f"delivered ({label})", o["received"] / o["expected"], m["received"] / m["expected"], peer, "%", "higher"),
         row("fanout", "publishing took (10k/s must take the nominal time)", o["publish_seconds"], m["publish_seconds"], peer, "s",
@@ -68,7 +80,7 @@ def fanout_point_rows(d, full):
             m["broker_cpu_fraction"] * m["wall_seconds"] / max(1, m["received"]) * 1e6, peer, "µs", "lower"),
         row("fanout", "receiving clients' CPU (same code, line vs MQTT framing)", o["clients_cpu_fraction"],
             m["clients_cpu_fraction"], peer, "%", "lower"),
-    ]
+    ] + fanout_memory_row(d, peer)
     return out
 
 

@@ -55,10 +55,27 @@ public struct Reassembler: Sendable {
     public var epoch: UInt32 { keys.current.epoch }
 
     public mutating func setEpoch(_ epoch: UInt32) {
-        guard epoch != keys.current.epoch else { return }
+        let old = keys.current.epoch
+        guard epoch != old else { return }
         keys.advance(to: epoch, apiKey: codec.apiKeyMaterial)
         let ring = keys
         verified.removeAll(keepingEpochs: { ring.accepts(epoch: $0) })
+        carryVerified(from: old)
+    }
+
+    /// At a rotation every sender re-encodes its messages under the new key: new id, new ciphertext.
+    /// A presence frame (one chunk, docs/protocol.md "Rotation") is a sighting only through this cache,
+    /// so without this a message we had authenticated was not refreshed until its whole block came
+    /// round again under the new key, up to one round, longer than a short lost_after_s: reported lost
+    /// while its publisher was on the air. The messages authenticated in the ending epoch are entered
+    /// again as the new epoch's frames (what their sender now sends), so their first new frame counts.
+    private mutating func carryVerified(from old: UInt32) {
+        let key = keys.current
+        for (cached, entry) in verified.entries where entry.epoch == old {
+            guard let body = try? FrameCodec.body(of: entry.message, medium: cached.medium) else { continue }
+            let id = body.withUnsafeBytes { key.messageID(body: $0) }
+            _ = finish(.verified(entry.message, body), id: id, key: key, medium: cached.medium, now: entry.lastUsed)
+        }
     }
 
     /// How far from a rotation a neighbour epoch's frames are still accepted: min(30 s, rotate_s / 4).

@@ -89,23 +89,16 @@ final class LogOutput: Sendable {
                summary: (LogRateLimiter.Summary) -> String) {
         limiter.withLock { limiter in
             let decision = limiter.admit(site, message: message(), now: Posix.monotonicNanoseconds())
-            for pending in decision.summaries { writeAll(summary(pending)) }
-            if decision.admitted { writeAll(format()) }
+            // EPIPE, EBADF... or EAGAIN (fewer bytes written): nobody can read this line; drop it.
+            for pending in decision.summaries { _ = try? SystemCall.writeAll(summary(pending), to: fd) }
+            if decision.admitted { _ = try? SystemCall.writeAll(format(), to: fd) }
         }
     }
 
     func flush(summary: (LogRateLimiter.Summary) -> String) {
         limiter.withLock { limiter in
-            for pending in limiter.flush() { writeAll(summary(pending)) }
+            for pending in limiter.flush() { _ = try? SystemCall.writeAll(summary(pending), to: fd) }
         }
     }
 
-    private func writeAll(_ line: String) {
-        var line = line
-        let fd = fd
-        line.withUTF8 { bytes in
-            // EPIPE, EBADF... or EAGAIN (fewer bytes written): nobody can read this line; drop it.
-            _ = try? SystemCall.writeAll(UnsafeRawBufferPointer(bytes)) { Glibc.write(fd, $0, $1) }
-        }
-    }
 }

@@ -26,18 +26,15 @@ enum BenchSocket {
         return fd
     }
 
+    /// Every socket here is blocking while it is written (the clients turn non-blocking only to
+    /// receive), so `SystemCall.writeAll` returns only when all is sent.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            do {
-                offset += try bytes[offset...].withUnsafeBytes { raw in try SystemCall.writeAll(raw) { send(fd, $0, $1, Int32(MSG_NOSIGNAL)) } }
-            } catch {
-                throw BenchError("send: \(error)")
-            }
-            if offset < bytes.count {   // a non-blocking socket is full: wait for room
-                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&p, 1, -1)
-            }
+        do {
+            _ = try bytes.withUnsafeBytes { raw in
+                Result { () throws(Errno) in try SystemCall.writeAll(raw) { send(fd, $0, $1, Int32(MSG_NOSIGNAL)) } }
+            }.get()
+        } catch {
+            throw BenchError("send: \(error)")
         }
     }
 

@@ -111,6 +111,24 @@ import Testing
         #expect(r.partialCount == 0)
     }
 
+    /// A presence frame is one chunk: after a rotation, the first one its sender sends under the new key
+    /// must refresh a message we had authenticated, not wait for the whole block to come round again
+    /// (Presence E2E: lost while the publisher was on the air, at xx:x0:00 with rotate_s 600).
+    @Test func aMessageAuthenticatedBeforeARotationIsSightedByOneChunkOfTheNewEpoch() throws {
+        var r = FrameFixture.reassembler()
+        let message = Message(namespace: "den", type: "r4", content: Array(repeating: 0x65, count: 120))
+        let before = try chunks(message)
+        #expect(before.count > 2)
+        for chunk in before.dropLast() { _ = r.ingest(chunk, source: peer, now: t0) }
+        #expect(r.ingest(before[before.count - 1], source: peer, now: t0) == .message(message))
+        r.setEpoch(epoch + 1)
+        let after = try chunks(message, epoch: epoch + 1)
+        #expect(after.last != before.last)
+        #expect(r.ingest(after[after.count - 1], source: peer, now: t0) == .message(message))
+        #expect(r.ingest(after[0], source: peer, now: t0) == .message(message))
+        #expect(r.partialCount == 0)
+    }
+
     @Test func wrongKeyIsDroppedAndCounted() throws {
         var r = FrameFixture.reassembler()
         let other = FrameCodec(apiKey: "another-deployment", rotateSeconds: 600)

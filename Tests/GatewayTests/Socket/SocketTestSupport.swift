@@ -82,7 +82,14 @@ final class FakeBrokerHandler: BrokerHandler {
         var nextHandle = 1
         var gateOpen = false
         var gated: [CheckedContinuation<Void, Never>] = []
-        var waiters: [UUID: (@Sendable (State) -> Bool, CheckedContinuation<Bool, Never>)] = [:]
+        var waiters: [UUID: Waiter] = [:]
+    }
+
+    /// A `wait` in progress: resumed true by `change` (which cancels `deadline`) or false by `deadline`.
+    struct Waiter {
+        let predicate: @Sendable (State) -> Bool
+        let continuation: CheckedContinuation<Bool, Never>
+        let deadline: Task<Void, Never>
     }
 
     let state = Mutex(State())
@@ -132,16 +139,17 @@ final class FakeBrokerHandler: BrokerHandler {
     func wait(timeout: Duration = socketTestTimeout, until predicate: @escaping @Sendable (State) -> Bool) async -> Bool {
         let id = UUID()
         return await withCheckedContinuation { continuation in
-            let now = state.withLock { state in
-                if predicate(state) { return true }
-                state.waiters[id] = (predicate, continuation)
+            let now = state.withLock { locked in
+                if predicate(locked) { return true }
+                // Made under the lock, so `change` never finds a waiter without its deadline to cancel.
+                let deadline = Task {
+                    do { try await Task.sleep(for: timeout) } catch { return }   // a deadline, not synchronisation
+                    if let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) { waiter.continuation.resume(returning: false) }
+                }
+                locked.waiters[id] = Waiter(predicate: predicate, continuation: continuation, deadline: deadline)
                 return false
             }
             if now { return continuation.resume(returning: true) }
-            Task {
-                try? await Task.sleep(for: timeout)   // a deadline, not synchronisation
-                if let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) { waiter.1.resume(returning: false) }
-            }
         }
     }
 
@@ -149,11 +157,14 @@ final class FakeBrokerHandler: BrokerHandler {
     private func change<T>(_ body: (inout State) -> T) -> T {
         let (result, ready) = state.withLock { state in
             let result = body(&state)
-            let ready = state.waiters.filter { $0.value.0(state) }
+            let ready = state.waiters.filter { $0.value.predicate(state) }
             for id in ready.keys { state.waiters[id] = nil }
-            return (result, ready.values.map(\.1))
+            return (result, Array(ready.values))
         }
-        for continuation in ready { continuation.resume(returning: true) }
+        for waiter in ready {
+            waiter.deadline.cancel()   // or it sleeps on for the whole timeout
+            waiter.continuation.resume(returning: true)
+        }
         return result
     }
 }

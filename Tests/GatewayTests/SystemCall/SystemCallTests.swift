@@ -62,4 +62,16 @@ import Testing
         #expect(complete == 10)
         #expect(all.flatMap { $0 } == bytes)
     }
+
+    @Test func aStringIsWrittenWholeAsUTF8AndABadDescriptorThrows() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        let text = "journal line é\n"
+        #expect(try SystemCall.writeAll(text, to: ends[1]) == text.utf8.count)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = read(ends[0], &buffer, buffer.count)
+        #expect(Array(buffer.prefix(max(0, n))) == Array(text.utf8))
+        #expect(throws: Errno(rawValue: EBADF)) { try SystemCall.writeAll(text, to: -1) }
+    }
 }
