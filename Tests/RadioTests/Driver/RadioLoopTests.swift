@@ -1,4 +1,5 @@
 import Synchronization
+import SystemCall
 import Testing
 import TestSupport
 
@@ -46,7 +47,9 @@ private actor OnLoop {
         let loop = RadioLoop(name: "loop-wake")
         defer { loop.shutdown() }
         let actor = OnLoop(loop)
-        // No timer is armed: the loop sleeps in poll(2) until the enqueue's eventfd write wakes it.
+        // No timer is armed: once parked, the loop sleeps in poll(2) until the enqueue's write to
+        // its pipe wakes it.
+        try await parked("loop-wake")
         let onLoop = try await withDeadline(.seconds(10), waitingFor: { "the actor's job to run" }) { await actor.runsOnLoop() }
         #expect(onLoop)
         #expect(!loop.isCurrent)
@@ -59,6 +62,34 @@ private actor OnLoop {
             }
         }
         #expect(slept)
+    }
+
+    /// Waits until the thread called `name` sleeps (state S in /proc): a loop with nothing to do
+    /// sleeps only in poll(2).
+    func parked(_ name: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            for task in threadIDs() {
+                let comm = (try? SystemCall.readFile("/proc/self/task/\(task)/comm")).map { String(decoding: $0, as: UTF8.self) }
+                guard comm == name + "\n", let stat = try? SystemCall.readFile("/proc/self/task/\(task)/stat") else { continue }
+                // "TID (comm) S ...": the state follows the last ')'.
+                let text = String(decoding: stat, as: UTF8.self)
+                if let close = text.lastIndex(of: ")"), text[text.index(after: close)...].hasPrefix(" S") { return }
+            }
+            await Task.yield()
+        }
+        throw DeadlineExceeded(what: "the thread \(name) to sleep in poll(2)")
+    }
+
+    func threadIDs() -> [String] {
+        guard let directory = opendir("/proc/self/task") else { return [] }
+        defer { closedir(directory) }
+        var ids: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.first?.isNumber == true { ids.append(name) }
+        }
+        return ids
     }
 
     @Test func aCancelledSleepThrowsAtOnce() async throws {
