@@ -76,7 +76,7 @@ let package = Package(
         // replay in a plain build (docs/reliability.md).
         .executableTarget(name: "FuzzTargets", dependencies: ["Radio", "Modem", "Gateway", "TestSupport"]),
 
-        .testTarget(name: "RadioTests", dependencies: ["Radio", "SplitMix", "TestSupport"]),
+        .testTarget(name: "RadioTests", dependencies: ["Radio", "SplitMix", "SystemCall", "TestSupport"]),
         .testTarget(name: "ModemTests", dependencies: ["Modem"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "SplitMix", "SystemCall", "TestSupport"]),
         // Drives the built `nearby-gateway` binary against btvirt, ALSA's file plugin and the socket.

@@ -11,14 +11,20 @@ import Logging
 /// (`ReannouncePolicy`). A controller with several extended advertising sets gets one set per
 /// payload instead of a rotation (`AdvertisingSets.swift`). Scanning is passive without
 /// duplicate filtering.
+///
+/// The radio, its controller, their timers and the transport's reads all run on one thread of
+/// their own (`RadioLoop`): an advertising step wakes one thread, not a timer thread, a reader and
+/// Swift's pool (docs/footprint.md). Only sightings and state changes cross to the owner.
 public actor Radio {
+    nonisolated let loop: RadioLoop
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
     public nonisolated let events: AsyncStream<RadioEvent>
     nonisolated let sink: AsyncStream<RadioEvent>.Continuation
     public nonisolated let device: String
     let configuration: RadioConfiguration
     let logger: Logger
     nonisolated let recorder = StatisticsRecorder()
-    private let openTransport: @Sendable (StatisticsRecorder) throws(RadioError) -> any HCITransport
+    private let openTransport: @Sendable (StatisticsRecorder, RadioLoop) throws(RadioError) -> any HCITransport
 
     // What the owner asked for; every (re)connection converges the controller to it.
     var advertisements: [[UInt8]] = []
@@ -36,16 +42,17 @@ public actor Radio {
     static let bufferedEvents = 4096
 
     public init(device: RadioDevice, configuration: RadioConfiguration = RadioConfiguration(), logger: Logger) {
-        self.init(name: device.description, configuration: configuration, logger: logger) { recorder throws(RadioError) in
-            try device.open(recorder: recorder)
+        self.init(name: device.description, configuration: configuration, logger: logger) { recorder, loop throws(RadioError) in
+            try device.open(recorder: recorder, loop: loop)
         }
     }
 
     /// Any transport, e.g. a fake controller in tests.
     init(
         name: String, configuration: RadioConfiguration, logger: Logger,
-        openTransport: @escaping @Sendable (StatisticsRecorder) throws(RadioError) -> any HCITransport
+        openTransport: @escaping @Sendable (StatisticsRecorder, RadioLoop) throws(RadioError) -> any HCITransport
     ) {
+        loop = RadioLoop(name: "radio")
         device = name
         self.configuration = configuration
         var logger = logger
@@ -53,6 +60,13 @@ public actor Radio {
         self.logger = logger
         self.openTransport = openTransport
         (events, sink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
+        if let failure = loop.failure {
+            logger.warning("no radio thread: the radio runs on the shared pool", metadata: ["errno": "\(failure.rawValue)"])
+        }
+    }
+
+    deinit {
+        loop.shutdown()
     }
 
     /// Input dropped so far (garbage bytes, malformed events and adverts, overflow).
@@ -97,6 +111,11 @@ public actor Radio {
 
     /// Runs until cancelled, then ends `events`. Call it once per radio.
     public func run() async {
+        // Child tasks (the controller's pump, the ticker, sightings) start on the loop too.
+        await withTaskExecutorPreference(loop) { await runLoop() }
+    }
+
+    private func runLoop() async {
         var delay = configuration.reconnectInitialDelay
         var downReported = false
         while !Task.isCancelled {
@@ -114,7 +133,7 @@ public actor Radio {
                 downReported = true
             }
             do {
-                try await Task.sleep(for: delay)
+                try await loop.sleep(for: delay)
             } catch {
                 break
             }
@@ -129,12 +148,13 @@ public actor Radio {
     private func connectAndServe() async -> (Bool, RadioError?) {
         let transport: any HCITransport
         do {
-            transport = try openTransport(recorder)
+            transport = try openTransport(recorder, loop)
         } catch {
             return (false, error)
         }
         defer { transport.close() }
-        let controller = HCIController(transport: transport, commandTimeout: configuration.commandTimeout, recorder: recorder)
+        let controller = HCIController(
+            transport: transport, commandTimeout: configuration.commandTimeout, recorder: recorder, loop: loop)
         var failure: RadioError?
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in

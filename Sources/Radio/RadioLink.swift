@@ -60,7 +60,7 @@ extension Radio {
                 var changes = changes.makeAsyncIterator()
                 while true {
                     if let period = await self.tickPeriod(shared: shared) {
-                        try await Task.sleep(for: period)
+                        try await self.loop.sleep(for: period)
                         wake.yield()
                     } else if await changes.next() == nil {
                         return

@@ -14,6 +14,21 @@ public enum OSThread {
     /// Starts `body` on a new detached thread called `name` (its first 15 bytes are what `top -H`
     /// and `/proc/PID/task/*/comm` show). Throws pthread_create's error (EAGAIN: too many threads).
     public static func start(name: String, _ body: @escaping @Sendable () -> Void) throws(Errno) {
+        pthread_detach(try spawn(name: name, body).thread)
+    }
+
+    /// A thread someone waits for: `join()` returns once its body has returned (a loop's owner
+    /// shutting it down, so nothing of it outlives the owner).
+    public struct Joinable: Sendable {
+        let thread: pthread_t
+        /// Waits for the body to return. Call it once, and never from the thread itself.
+        public func join() { pthread_join(thread, nil) }
+        /// Lets the thread end by itself instead (when the thread itself is the one shutting down).
+        public func detach() { pthread_detach(thread) }
+    }
+
+    /// Like `start`, but joinable instead of detached.
+    public static func spawn(name: String, _ body: @escaping @Sendable () -> Void) throws(Errno) -> Joinable {
         let context = Unmanaged.passRetained(Body { nameThisThread(name); body() }).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in
@@ -23,10 +38,9 @@ public enum OSThread {
         }, context)
         guard result == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
-            // pthread_create returns the error instead of setting errno.
             throw Errno(rawValue: result)
         }
-        pthread_detach(thread)
+        return Joinable(thread: thread)
     }
 
     /// pthread_setname_np is a GNU extension Swift's Glibc module hides; the kernel takes the name

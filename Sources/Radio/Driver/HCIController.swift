@@ -5,7 +5,14 @@
 ///
 /// `run()` pumps the transport and must be running for `send` to get answers; it ends (throwing
 /// the cause) when the transport does, failing every command still waiting.
+///
+/// Its executor is the radio's `RadioLoop` (the thread that also reads the transport and fires the
+/// command timer), so an answer is matched, and a sequence's next command written, where it is read.
 actor HCIController {
+    nonisolated let loop: RadioLoop
+    /// No loop given (tests): the controller has its own, stopped when it goes.
+    private nonisolated let ownsLoop: Bool
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
     nonisolated let device: String
     /// False on a shared kernel socket: see `HCITransport.ownsController`.
     nonisolated let ownsController: Bool
@@ -25,10 +32,10 @@ actor HCIController {
     private var pending: [(opcode: HCIOpcode, waiter: Waiter<ArraySlice<UInt8>>, rest: ArraySlice<HCICommand>)] = []
     private var nextID = 0
     private(set) var finishedCause: RadioError?
-    /// One timer for every waiter, armed for the earliest deadline while any waits. A task per
+    /// One loop timer for every waiter, armed for the earliest deadline while any waits. A task per
     /// command (30 a second while btvirt re-announces) cost a task, a dispatch timer and, once
     /// cancelled, a wake-up at its deadline anyway: most of an idle gateway's wake-ups.
-    private var timeoutTimer: Task<Void, Never>?
+    private var timeoutTimer: RadioLoop.TimerID?
     private var armedDeadline: ContinuousClock.Instant?
 
     private struct Waiter<Value: Sendable> {
@@ -42,8 +49,11 @@ actor HCIController {
     static let bufferedEvents = 4096
 
     init(
-        transport: any HCITransport, commandTimeout: Duration, recorder: StatisticsRecorder = StatisticsRecorder()
+        transport: any HCITransport, commandTimeout: Duration, recorder: StatisticsRecorder = StatisticsRecorder(),
+        loop: RadioLoop? = nil
     ) {
+        self.loop = loop ?? RadioLoop(name: "hci-controller")
+        ownsLoop = loop == nil
         self.transport = transport
         self.device = transport.device
         self.ownsController = transport.ownsController
@@ -52,9 +62,20 @@ actor HCIController {
         (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
     }
 
+    deinit {
+        if ownsLoop { loop.shutdown() }
+    }
+
     /// Pumps packets until the transport ends; throws its cause (returns if it was closed by us or
     /// the task was cancelled).
     func run() async throws {
+        // The stream's `next()` is nonisolated: without the loop as the task's executor it would
+        // resume on Swift's pool and hop back, a pool wake per packet (and answers late behind
+        // the command timer whenever the pool is busy).
+        try await withTaskExecutorPreference(loop) { try await pump() }
+    }
+
+    private func pump() async throws {
         for await event in transport.incoming {
             switch event {
             case .packet(let packet):
@@ -160,11 +181,11 @@ actor HCIController {
 
     private func arm(_ deadline: ContinuousClock.Instant) {
         if timeoutTimer != nil, let armedDeadline, armedDeadline <= deadline { return }
-        timeoutTimer?.cancel()
+        if let timeoutTimer { loop.cancel(timeoutTimer) }
         armedDeadline = deadline
-        timeoutTimer = Task { [weak self] in
-            do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
-            await self?.expireDue()
+        // Fires on the loop, which is this actor's executor: no task, no hop.
+        timeoutTimer = loop.schedule(at: deadline) { [weak self] in
+            self?.assumeIsolated { $0.expireDue() }
         }
     }
 
@@ -259,7 +280,7 @@ actor HCIController {
     private func finish(_ cause: RadioError) {
         guard finishedCause == nil else { return }
         finishedCause = cause
-        timeoutTimer?.cancel()
+        if let timeoutTimer { loop.cancel(timeoutTimer) }
         timeoutTimer = nil
         for waiter in creditWaiters { waiter.continuation.resume(throwing: cause) }
         for (_, waiter, _) in pending { waiter.continuation.resume(throwing: cause) }

@@ -9,32 +9,40 @@ import Glibc
 /// socket to btvirt, or a kernel HCI socket (one packet per read, indicator included, which the
 /// same deframer handles).
 ///
-/// Reads run on a dedicated thread blocked in `poll(2)` on the descriptor and a wake-up pipe;
-/// `close()` writes to the pipe, so the reader returns at once, closes the descriptor (it is the
-/// only one that does, so a descriptor number is never reused under a concurrent `send`) and ends
-/// `incoming`.
+/// Reads happen on a `RadioLoop`'s thread, never on Swift's shared pool: the loop polls the
+/// descriptor (the radio's own loop, so a Command Complete is read, matched and answered by the
+/// next command on one thread; or a loop of the transport's own). `close()` wakes the loop, which
+/// then closes the descriptor (only the loop does, so a descriptor number is never reused under a
+/// concurrent `send`) and ends `incoming`.
 ///
-/// `send` never blocks (it is called from the HCIController actor, on Swift's shared pool): it
-/// writes with MSG_DONTWAIT what the socket takes and leaves the rest to the reader thread, which
-/// writes it when poll(2) says the socket has room. A controller that stops reading fails `send`
-/// once `maxUnsentBytes` are waiting, instead of stalling the caller.
-final class FileDescriptorTransport: HCITransport {
+/// `send` never blocks: it writes with MSG_DONTWAIT what the socket takes and leaves the rest to
+/// the loop, which writes it when poll(2) says the socket has room. A controller that stops
+/// reading fails `send` once `maxUnsentBytes` are waiting, instead of stalling the caller.
+final class FileDescriptorTransport: HCITransport, LoopWatch {
     let device: String
     let ownsController: Bool
     let incoming: AsyncStream<TransportEvent>
     private let continuation: AsyncStream<TransportEvent>.Continuation
     private let state: Mutex<State>
+    private let reader = Mutex(Reader())
     private let recorder: StatisticsRecorder
+    private let loop: RadioLoop
+    /// The loop is the transport's own (nobody gave one): it stops when the transport finishes.
+    private let ownsLoop: Bool
 
     private struct State {
         var fd: Int32?
-        var wakeRead: Int32
-        var wakeWrite: Int32
         var closeRequested = false
-        /// Bytes the socket had no room for yet, oldest first; the reader thread writes them.
+        /// Bytes the socket had no room for yet, oldest first; the loop writes them.
         var unsent: [UInt8] = []
         /// Why writing `unsent` failed: every later `send` fails with it.
         var sendFailure: RadioError?
+    }
+
+    /// Only the loop thread reads; the lock is never contended.
+    private struct Reader {
+        var deframer = H4Deframer()
+        var buffer = [UInt8](repeating: 0, count: 16384)
     }
 
     /// Packets waiting for the consumer; beyond this the oldest are dropped (and counted), so a
@@ -44,31 +52,22 @@ final class FileDescriptorTransport: HCITransport {
     static let maxUnsentBytes = 64 * 1024
 
     init(
-        fd: Int32, device: String, ownsController: Bool = true, recorder: StatisticsRecorder = StatisticsRecorder()
+        fd: Int32, device: String, ownsController: Bool = true, recorder: StatisticsRecorder = StatisticsRecorder(),
+        loop: RadioLoop? = nil
     ) throws(RadioError) {
-        var pipeFDs: [Int32] = [-1, -1]
-        do throws(RadioError) {
-            try syscall("pipe", device: device) { pipe(&pipeFDs) }
-            for end in pipeFDs {
-                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(end, F_SETFL, O_NONBLOCK)   // the reader drains the pipe without blocking
-            }
-        } catch {
-            Glibc.close(fd)
-            if pipeFDs[0] >= 0 { Glibc.close(pipeFDs[0]); Glibc.close(pipeFDs[1]) }
-            throw error
-        }
         self.device = device
         self.ownsController = ownsController
         self.recorder = recorder
+        self.loop = loop ?? RadioLoop(name: "hci-read")
+        ownsLoop = loop == nil
         (incoming, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.bufferedPackets))
-        let wakeRead = pipeFDs[0]
-        state = Mutex(State(fd: fd, wakeRead: wakeRead, wakeWrite: pipeFDs[1]))
-        do throws(RadioError) {
-            try DedicatedThread.start(device: device) { [self] in readLoop(fd: fd, wake: wakeRead) }
+        state = Mutex(State(fd: fd))
+        do throws(Errno) {
+            try self.loop.watch(self)
         } catch {
-            finish(cause: error)
-            throw error
+            let failure = RadioError.system("pthread_create", device: device, errno: error.rawValue)
+            finish(cause: failure)
+            throw failure
         }
     }
 
@@ -90,8 +89,7 @@ final class FileDescriptorTransport: HCITransport {
             let sent = try writeWithoutWaiting(fd, packet[...])
             guard sent < packet.count else { return }
             state.unsent = Array(packet[sent...])
-            var byte: UInt8 = 1
-            _ = Glibc.write(state.wakeWrite, &byte, 1)   // the reader adds POLLOUT to its poll
+            loop.wake()   // it adds POLLOUT to its poll
         }
     }
 
@@ -108,7 +106,7 @@ final class FileDescriptorTransport: HCITransport {
         }
     }
 
-    /// Reader thread, POLLOUT: writes what it can of `unsent`; throws the write's failure.
+    /// The loop, POLLOUT: writes what it can of `unsent`; throws the write's failure.
     private func flushUnsent(_ fd: Int32) throws(RadioError) {
         try state.withLock { state throws(RadioError) in
             guard !state.unsent.isEmpty else { return }
@@ -123,65 +121,71 @@ final class FileDescriptorTransport: HCITransport {
     }
 
     func close() {
-        state.withLock { state in
-            guard state.fd != nil, !state.closeRequested else { return }
+        let wake = state.withLock { state in
+            guard state.fd != nil, !state.closeRequested else { return false }
             state.closeRequested = true
-            var byte: UInt8 = 1
-            _ = Glibc.write(state.wakeWrite, &byte, 1)
+            return true
         }
+        if wake { loop.wake() }
     }
 
-    private func readLoop(fd: Int32, wake: Int32) {
-        var deframer = H4Deframer()
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        var cause: RadioError?
-        loop: while true {
-            let writing = state.withLock { !$0.unsent.isEmpty }
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0), revents: 0),
-                       pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-            do throws(Errno) {
-                try SystemCall.retrying { poll(&fds, 2, -1) }
-            } catch {
-                cause = RadioError.system("poll", device: device, errno: error.rawValue)
-                break
-            }
-            if fds[1].revents != 0 {
-                var drain = [UInt8](repeating: 0, count: 64)
-                while Glibc.read(wake, &drain, drain.count) > 0 {}
-                if state.withLock({ $0.closeRequested }) { break }
-            }
-            if fds[0].revents & Int16(POLLOUT) != 0 {
-                do throws(RadioError) { try flushUnsent(fd) } catch { cause = error; break }
-            }
-            if fds[0].revents & ~Int16(POLLOUT) == 0 { continue }
+    // MARK: LoopWatch (on the loop's thread)
+
+    func interest() -> (fd: Int32, events: Int16)? {
+        let (fd, closing, writing) = state.withLock { ($0.fd, $0.closeRequested, !$0.unsent.isEmpty) }
+        guard let fd else { return nil }
+        if closing {
+            finish(cause: nil)
+            return nil
+        }
+        return (fd, Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0))
+    }
+
+    func pollFailed(_ error: Errno) {
+        finish(cause: RadioError.system("poll", device: device, errno: error.rawValue))
+    }
+
+    func ready(_ revents: Int16) {
+        guard let fd = state.withLock({ $0.fd }) else { return }
+        if revents & Int16(POLLOUT) != 0 {
+            do throws(RadioError) { try flushUnsent(fd) } catch { return finish(cause: error) }
+        }
+        if revents & ~Int16(POLLOUT) == 0 { return }
+        let read = reader.withLock { reader -> Result<[H4Packet], RadioError> in
             let outcome: SystemCall.IOOutcome
             do throws(Errno) {
-                outcome = try SystemCall.nonBlocking { buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) } }
+                outcome = try SystemCall.nonBlocking {
+                    reader.buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+                }
             } catch {
-                cause = RadioError.system("read", device: device, errno: error.rawValue)
-                break
+                return .failure(RadioError.system("read", device: device, errno: error.rawValue))
             }
-            guard case .done(let count) = outcome else { continue }
+            guard case .done(let count) = outcome else { return .success([]) }
             if count == 0 {
-                cause = RadioError(
-                    kind: .unavailable, device: device, operation: "read", message: "the controller closed the connection")
-                break
+                return .failure(RadioError(
+                    kind: .unavailable, device: device, operation: "read", message: "the controller closed the connection"))
             }
             // Counters first, then the packets: whoever sees a packet also sees the drops before it.
             var packets: [H4Packet] = []
-            let (bytesBefore, packetsBefore) = (deframer.droppedBytes, deframer.droppedPackets)
-            deframer.feed(buffer[0..<count]) { packets.append($0) }
-            if deframer.droppedBytes != bytesBefore || deframer.droppedPackets != packetsBefore {
+            let (bytesBefore, packetsBefore) = (reader.deframer.droppedBytes, reader.deframer.droppedPackets)
+            reader.deframer.feed(reader.buffer[0..<count]) { packets.append($0) }
+            let (bytesAfter, packetsAfter) = (reader.deframer.droppedBytes, reader.deframer.droppedPackets)
+            if bytesAfter != bytesBefore || packetsAfter != packetsBefore {
                 recorder.record {
-                    $0.droppedStreamBytes += deframer.droppedBytes - bytesBefore
-                    $0.droppedStreamPackets += deframer.droppedPackets - packetsBefore
+                    $0.droppedStreamBytes += bytesAfter - bytesBefore
+                    $0.droppedStreamPackets += packetsAfter - packetsBefore
                 }
             }
+            return .success(packets)
+        }
+        switch read {
+        case .success(let packets):
             for packet in packets {
                 if case .dropped = continuation.yield(.packet(packet)) { recorder.record { $0.overflowed += 1 } }
             }
+        case .failure(let cause):
+            finish(cause: cause)
         }
-        finish(cause: cause)
     }
 
     /// Closes everything exactly once and ends `incoming` with the cause (none if we asked).
@@ -189,13 +193,12 @@ final class FileDescriptorTransport: HCITransport {
         let requested = state.withLock { state in
             if let fd = state.fd {
                 Glibc.close(fd)
-                Glibc.close(state.wakeRead)
-                Glibc.close(state.wakeWrite)
                 state.fd = nil
             }
             return state.closeRequested
         }
         continuation.yield(.closed(requested ? nil : cause))
         continuation.finish()
+        if ownsLoop { loop.shutdown() }
     }
 }

@@ -31,14 +31,16 @@ extension RadioDevice {
         try open(recorder: StatisticsRecorder())
     }
 
-    func open(recorder: StatisticsRecorder) throws(RadioError) -> any HCITransport {
+    /// With `loop`, the loop polls the descriptor (the radio's own); without, the transport has one.
+    func open(recorder: StatisticsRecorder, loop: RadioLoop? = nil) throws(RadioError) -> any HCITransport {
         switch self {
         case .h4(let path):
             let fd = try UnixSocket.connect(path: path, device: description)
-            return try FileDescriptorTransport(fd: fd, device: description, recorder: recorder)
+            return try FileDescriptorTransport(fd: fd, device: description, recorder: recorder, loop: loop)
         case .kernel(let index, let exclusive):
             let fd = try HCISocket.open(index: index, exclusive: exclusive, device: description)
-            return try FileDescriptorTransport(fd: fd, device: description, ownsController: exclusive, recorder: recorder)
+            return try FileDescriptorTransport(
+                fd: fd, device: description, ownsController: exclusive, recorder: recorder, loop: loop)
         }
     }
 }

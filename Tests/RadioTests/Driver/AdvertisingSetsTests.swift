@@ -17,7 +17,7 @@ import Testing
                 advertisingInterval: .milliseconds(20), commandTimeout: .seconds(5), reconnectInitialDelay: .milliseconds(1),
                 reconnectMaximumDelay: .milliseconds(10)),
             logger: quietLogger
-        ) { _ throws(RadioError) in try device.open() }
+        ) { _, _ throws(RadioError) in try device.open() }
         let task = Task { await radio.run() }
         let info = try await first("up", in: radio.events) { $0.upInfo }
         let fake = try await first("connection", in: device.connections) { $0 }

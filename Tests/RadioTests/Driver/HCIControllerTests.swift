@@ -11,7 +11,9 @@ import Testing
         _ fake: FakeController, timeout: Duration = .seconds(5), _ body: (HCIController) async throws -> Void
     ) async throws {
         let controller = HCIController(transport: fake, commandTimeout: timeout)
-        let pump = Task { try await controller.run() }
+        // Started on the controller's loop, as the radio's child tasks are: a pump waiting for
+        // Swift's pool (busy with the property tests) would let the loop's command timer fire first.
+        let pump = Task(executorPreference: controller.loop) { try await controller.run() }
         defer {
             pump.cancel()
             fake.close()
@@ -164,7 +166,9 @@ import Testing
     @Test func aVanishingTransportFailsWaitingCommandsWithItsCause() async throws {
         let fake = FakeController { _ in .none }
         let controller = HCIController(transport: fake, commandTimeout: .seconds(30))
-        let pump = Task { try await controller.run() }
+        // Started on the controller's loop, as the radio's child tasks are: a pump waiting for
+        // Swift's pool (busy with the property tests) would let the loop's command timer fire first.
+        let pump = Task(executorPreference: controller.loop) { try await controller.run() }
         let waiting = Task { try await controller.send(.reset) }
         _ = try await FakeControllerWaiting.next(fake.sent)
         let cause = RadioError(kind: .unavailable, device: "fake", operation: "read", message: "the controller closed the connection")
@@ -178,7 +182,9 @@ import Testing
         let fake = FakeController()
         let recorder = StatisticsRecorder()
         let controller = HCIController(transport: fake, commandTimeout: .seconds(5), recorder: recorder)
-        let pump = Task { try await controller.run() }
+        // Started on the controller's loop, as the radio's child tasks are: a pump waiting for
+        // Swift's pool (busy with the property tests) would let the loop's command timer fire first.
+        let pump = Task(executorPreference: controller.loop) { try await controller.run() }
         defer { pump.cancel() }
         fake.inject([0x0E, 0x09, 0x01])  // lies about its length
         fake.inject([0x10, 0x01, 0x03])

@@ -49,7 +49,7 @@ import Testing
                 advertisingInterval: interval, commandTimeout: .seconds(5), reconnectInitialDelay: .milliseconds(1),
                 reconnectMaximumDelay: .milliseconds(10)),
             logger: quietLogger
-        ) { _ throws(RadioError) in try device.open() }
+        ) { _, _ throws(RadioError) in try device.open() }
     }
 
     /// A radio on `device` that has come up, with its controller's reset and three reads consumed.

@@ -1,0 +1,343 @@
+import Synchronization
+import SystemCall
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the radio loop polls besides its own wake-up descriptor: the HCI transport's descriptor
+/// (and, for a moment after a reconnect, the previous transport's, until it has closed it).
+protocol LoopWatch: AnyObject, Sendable {
+    /// The descriptor and poll(2) events wanted now, or nil once finished (the loop drops the watch).
+    func interest() -> (fd: Int32, events: Int16)?
+    /// poll(2) reported `revents` for the descriptor.
+    func ready(_ revents: Int16)
+    /// poll(2) itself failed (ENOMEM): the watch ends with this error.
+    func pollFailed(_ error: Errno)
+}
+
+/// The radio's one thread: the serial executor of `Radio` and `HCIController`, the task executor of
+/// their child tasks, the poller of the HCI descriptor and the clock of their timers (the advertising
+/// tick, command timeouts, the reconnect back-off). An advertising step (tick, three commands, three
+/// Command Completes) then runs on this thread from start to end: no dispatch timer, no hop through
+/// Swift's cooperative pool, no reader thread handing packets over (docs/footprint.md, step 7).
+///
+/// The thread blocks in poll(2) on a wake-up pipe and the watched descriptor, with the next timer's
+/// deadline as the timeout. Work enqueued from another thread writes a byte to the pipe; work
+/// enqueued on the thread itself does not, the loop looks at its queue before it polls again.
+///
+/// Should the thread not start (pthread_create failing), jobs and timers still run, one at a time,
+/// on Swift's pool (`failure` says why); only a descriptor cannot be watched then.
+final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
+    typealias TimerID = Int
+    let name: String
+    /// Why there is no thread (pthread_create's or pipe's errno); nil while it runs.
+    var failure: Errno? { state.withLock { $0.failure } }
+    /// `failure != nil`, read on every enqueue without the lock.
+    private let threadless = Atomic<Bool>(false)
+
+    private enum Work { case job(UnownedJob), call(@Sendable () -> Void) }
+    private struct Timer {
+        var id: TimerID
+        var deadline: ContinuousClock.Instant
+        var action: @Sendable () -> Void
+    }
+    private struct State {
+        var work: [Work] = []
+        /// Earliest deadline first; equal deadlines in the order they were scheduled.
+        var timers: [Timer] = []
+        var nextTimerID = 0
+        var watches: [any LoopWatch] = []
+        var stopping = false
+        var thread: OSThread.Joinable?
+        var failure: Errno?
+        /// Without a thread: someone is running the queue.
+        var draining = false
+    }
+    private let state = Mutex(State())
+    /// The wake-up pipe's ends (-1 without a thread).
+    private let wakeRead: Int32, wakeWrite: Int32
+    /// pthread_self() of whoever runs work right now (the loop thread), 0 when nobody does.
+    private let runner = Atomic<UInt>(0)
+
+    init(name: String) {
+        self.name = name
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            (wakeRead, wakeWrite) = (-1, -1)
+            runWithoutThread(because: .current)
+            return
+        }
+        for end in ends {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, O_NONBLOCK)   // a full pipe already wakes; the loop drains without blocking
+        }
+        (wakeRead, wakeWrite) = (ends[0], ends[1])
+        do throws(Errno) {
+            // The thread holds the loop until it ends (`shutdown`), so it never outlives it.
+            let thread = try OSThread.spawn(name: name) { [self] in loop() }
+            state.withLock { $0.thread = thread }
+        } catch {
+            runWithoutThread(because: error)
+        }
+    }
+
+    deinit {
+        if wakeRead >= 0 {
+            close(wakeRead)
+            close(wakeWrite)
+        }
+    }
+
+    /// Whether the caller runs on the loop (its thread, or whoever drains it without one).
+    var isCurrent: Bool { runner.load(ordering: .acquiring) == UInt(pthread_self()) }
+
+    // MARK: executors
+
+    func enqueue(_ job: consuming ExecutorJob) { submit(.job(UnownedJob(job))) }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+
+    func checkIsolated() {
+        precondition(isCurrent, "not on the radio loop \(name)")
+    }
+
+    func isIsolatingCurrentContext() -> Bool? { isCurrent }
+
+    /// Runs `action` on the loop, after the work already queued.
+    func execute(_ action: @escaping @Sendable () -> Void) { submit(.call(action)) }
+
+    // MARK: timers
+
+    /// Runs `action` on the loop at `deadline` (or soon after: poll(2) counts whole milliseconds).
+    @discardableResult
+    func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> TimerID {
+        let id = state.withLock { state in
+            let id = state.nextTimerID
+            state.nextTimerID += 1
+            let index = state.timers.firstIndex { $0.deadline > deadline } ?? state.timers.endIndex
+            state.timers.insert(Timer(id: id, deadline: deadline, action: action), at: index)
+            return id
+        }
+        if threadless.load(ordering: .acquiring) {
+            Task.detached { [self] in
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                execute { [self] in fire(id) }
+            }
+        } else if !isCurrent {
+            wake()   // the loop may be polling with a later deadline
+        }
+        return id
+    }
+
+    /// A timer that has not fired yet never will.
+    func cancel(_ id: TimerID) {
+        state.withLock { $0.timers.removeAll { $0.id == id } }
+    }
+
+    /// Suspends until `deadline` by a loop timer, resuming on the loop; throws CancellationError
+    /// when the task is cancelled first.
+    func sleep(until deadline: ContinuousClock.Instant) async throws {
+        let sleeper = Sleeper()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                guard sleeper.install(continuation) else { return }
+                let id = schedule(at: deadline) { sleeper.resume(with: .success(())) }
+                if !sleeper.setTimer(id) { cancel(id) }
+            }
+        } onCancel: {
+            if let id = sleeper.resume(with: .failure(CancellationError())) { cancel(id) }
+        }
+    }
+
+    func sleep(for duration: Duration) async throws {
+        try await sleep(until: .now + duration)
+    }
+
+    // MARK: the watched descriptor
+
+    /// Polls `watch`'s descriptor from now on, until its `interest()` answers nil. Throws why the
+    /// loop has no thread.
+    func watch(_ watch: any LoopWatch) throws(Errno) {
+        if let failure { throw failure }
+        state.withLock { $0.watches.append(watch) }
+        if !isCurrent { wake() }
+    }
+
+    /// Makes the loop ask its watch for its interest again (a closing transport, bytes to write).
+    func wake() {
+        guard wakeWrite >= 0 else { return }
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    // MARK: lifetime
+
+    /// Stops the loop once the work queued so far has run, and waits for its thread, unless called
+    /// on that thread (it then ends after the current turn).
+    func shutdown() {
+        let thread = state.withLock { state in
+            state.stopping = true
+            defer { state.thread = nil }
+            return state.thread
+        }
+        guard let thread else { return }
+        if isCurrent {
+            thread.detach()
+        } else {
+            wake()
+            thread.join()
+        }
+    }
+
+    // MARK: internals
+
+    private func runWithoutThread(because error: Errno) {
+        state.withLock { $0.failure = error }
+        threadless.store(true, ordering: .releasing)
+    }
+
+    private func submit(_ item: Work) {
+        state.withLock { $0.work.append(item) }
+        if threadless.load(ordering: .acquiring) {
+            drainWithoutThread()
+        } else if !isCurrent {
+            wake()
+        }
+    }
+
+    private func run(_ item: Work) {
+        switch item {
+        case .job(let job):
+            job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+        case .call(let action):
+            action()
+        }
+    }
+
+    private func fire(_ id: TimerID) {
+        let timer = state.withLock { state -> Timer? in
+            guard let index = state.timers.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.timers.remove(at: index)
+        }
+        timer?.action()
+    }
+
+    /// The loop thread: runs what is queued and due, then polls until more is.
+    private func loop() {
+        runner.store(UInt(pthread_self()), ordering: .releasing)
+        var fds: [pollfd] = []
+        while true {
+            let (work, due, watches, timeout, stopping) = state.withLock { state in
+                let work = state.work
+                state.work = []
+                let now = ContinuousClock.now
+                let dueCount = state.timers.prefix { $0.deadline <= now }.count
+                let due = state.timers.prefix(dueCount).map(\.action)
+                state.timers.removeFirst(dueCount)
+                return (work, due, state.watches, state.timers.first.map { Self.milliseconds(until: $0.deadline) } ?? -1,
+                        state.stopping)
+            }
+            for item in work { run(item) }
+            for action in due { action() }
+            // What ran may have queued more or armed an earlier timer: look again before sleeping.
+            if !work.isEmpty || !due.isEmpty { continue }
+            if stopping { break }
+            let interests = watches.map { $0.interest() }
+            if interests.contains(where: { $0 == nil }) {
+                let finished = zip(watches, interests).filter { $0.1 == nil }.map(\.0)
+                state.withLock { state in state.watches.removeAll { watch in finished.contains { $0 === watch } } }
+                continue
+            }
+            fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+                + interests.map { pollfd(fd: $0!.fd, events: $0!.events, revents: 0) }
+            do throws(Errno) {
+                try SystemCall.retrying { poll(&fds, nfds_t(fds.count), timeout) }
+            } catch {
+                for watch in watches { watch.pollFailed(error) }
+                continue
+            }
+            if fds[0].revents != 0 {
+                var drain = [UInt8](repeating: 0, count: 64)
+                while read(wakeRead, &drain, drain.count) > 0 {}
+            }
+            for (watch, polled) in zip(watches, fds.dropFirst()) where polled.revents != 0 { watch.ready(polled.revents) }
+        }
+        runner.store(0, ordering: .releasing)
+    }
+
+    /// poll(2)'s timeout for `deadline`, rounded up so the loop never wakes just before it.
+    private static func milliseconds(until deadline: ContinuousClock.Instant) -> Int32 {
+        let left = deadline - .now
+        guard left > .zero else { return 0 }
+        let (seconds, attoseconds) = left.components
+        return Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+    }
+
+    /// Without a thread: whoever finds nobody draining runs the queue on Swift's pool, one item
+    /// at a time, so the loop stays a serial executor.
+    private func drainWithoutThread() {
+        let claimed = state.withLock { state in
+            if state.draining { return false }
+            state.draining = true
+            return true
+        }
+        guard claimed else { return }
+        Task.detached { [self] in
+            runner.store(UInt(pthread_self()), ordering: .releasing)
+            while let item = state.withLock({ state -> Work? in
+                if state.work.isEmpty {
+                    state.draining = false
+                    return nil
+                }
+                return state.work.removeFirst()
+            }) {
+                run(item)
+            }
+            runner.store(0, ordering: .releasing)
+        }
+    }
+}
+
+/// One `sleep`'s continuation, resumed exactly once: by its timer or by cancellation, whichever
+/// comes first, on whatever thread.
+private final class Sleeper: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Void, any Error>?
+        var timer: RadioLoop.TimerID?
+        var done = false
+    }
+    private let state = Mutex(State())
+
+    /// False (and the continuation resumed) when cancelled before it got here.
+    func install(_ continuation: CheckedContinuation<Void, any Error>) -> Bool {
+        let cancelled = state.withLock { state in
+            if state.done { return true }
+            state.continuation = continuation
+            return false
+        }
+        if cancelled { continuation.resume(throwing: CancellationError()) }
+        return !cancelled
+    }
+
+    /// False when already resumed (the caller cancels the timer).
+    func setTimer(_ id: RadioLoop.TimerID) -> Bool {
+        state.withLock { state in
+            if state.done { return false }
+            state.timer = id
+            return true
+        }
+    }
+
+    /// Resumes once; returns the timer to cancel, if any.
+    @discardableResult
+    func resume(with result: Result<Void, any Error>) -> RadioLoop.TimerID? {
+        let (continuation, timer) = state.withLock { state in
+            state.done = true
+            defer { state.continuation = nil }
+            return (state.continuation, state.timer)
+        }
+        continuation?.resume(with: result)
+        return timer
+    }
+}
