@@ -20,7 +20,7 @@ protocol LoopWatch: AnyObject, Sendable {
 /// their child tasks, the poller of the HCI descriptor and the clock of their timers (the advertising
 /// tick, command timeouts, the reconnect back-off). An advertising step (tick, three commands, three
 /// Command Completes) then runs on this thread from start to end: no dispatch timer, no hop through
-/// Swift's cooperative pool, no reader thread handing packets over (docs/footprint.md, step 7).
+/// Swift's cooperative pool, no reader thread handing packets over (docs/footprint.md, step 10).
 ///
 /// The thread blocks in poll(2) on a wake-up pipe and the watched descriptor, with the next timer's
 /// deadline as the timeout. Work enqueued from another thread writes a byte to the pipe; work
