@@ -59,9 +59,12 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
     private let wakeRead: Int32, wakeWrite: Int32
     /// pthread_self() of whoever runs work right now (the loop thread), 0 when nobody does.
     private let runner = Atomic<UInt>(0)
+    /// Called on the thread just before it polls, its queue found empty (tests wait for it).
+    private let willPoll: (@Sendable () -> Void)?
 
-    init(name: String) {
+    init(name: String, willPoll: (@Sendable () -> Void)? = nil) {
         self.name = name
+        self.willPoll = willPoll
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
             (wakeRead, wakeWrite) = (-1, -1)
@@ -251,6 +254,7 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
             }
             fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
                 + interests.map { pollfd(fd: $0!.fd, events: $0!.events, revents: 0) }
+            willPoll?()
             do throws(Errno) {
                 try SystemCall.retrying { poll(&fds, nfds_t(fds.count), timeout) }
             } catch {

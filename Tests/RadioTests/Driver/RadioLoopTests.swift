@@ -44,12 +44,15 @@ private actor OnLoop {
     }
 
     @Test func workEnqueuedFromAnotherThreadWakesThePollingLoop() async throws {
-        let loop = RadioLoop(name: "loop-wake")
+        let (polls, sink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let loop = RadioLoop(name: "loop-wake", willPoll: { sink.yield() })
         defer { loop.shutdown() }
         let actor = OnLoop(loop)
-        // No timer is armed: once parked, the loop sleeps in poll(2) until the enqueue's write to
-        // its pipe wakes it.
-        try await parked("loop-wake")
+        // No timer is armed: once the loop has found its queue empty it polls with no timeout, and
+        // only the enqueue's write to its pipe can wake it (without it this wait never ends).
+        try await withDeadline(.seconds(10), waitingFor: { "the loop to poll" }) {
+            for await _ in polls { break }
+        }
         let onLoop = try await withDeadline(.seconds(10), waitingFor: { "the actor's job to run" }) { await actor.runsOnLoop() }
         #expect(onLoop)
         #expect(!loop.isCurrent)
@@ -62,34 +65,6 @@ private actor OnLoop {
             }
         }
         #expect(slept)
-    }
-
-    /// Waits until the thread called `name` sleeps (state S in /proc): a loop with nothing to do
-    /// sleeps only in poll(2).
-    func parked(_ name: String) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            for task in threadIDs() {
-                let comm = (try? SystemCall.readFile("/proc/self/task/\(task)/comm")).map { String(decoding: $0, as: UTF8.self) }
-                guard comm == name + "\n", let stat = try? SystemCall.readFile("/proc/self/task/\(task)/stat") else { continue }
-                // "TID (comm) S ...": the state follows the last ')'.
-                let text = String(decoding: stat, as: UTF8.self)
-                if let close = text.lastIndex(of: ")"), text[text.index(after: close)...].hasPrefix(" S") { return }
-            }
-            await Task.yield()
-        }
-        throw DeadlineExceeded(what: "the thread \(name) to sleep in poll(2)")
-    }
-
-    func threadIDs() -> [String] {
-        guard let directory = opendir("/proc/self/task") else { return [] }
-        defer { closedir(directory) }
-        var ids: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.first?.isNumber == true { ids.append(name) }
-        }
-        return ids
     }
 
     @Test func aCancelledSleepThrowsAtOnce() async throws {
