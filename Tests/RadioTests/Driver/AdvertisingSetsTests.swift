@@ -32,6 +32,18 @@ import Testing
         return out
     }
 
+    /// The next `count` commands other than the liveness probe a shared controller gets every 2 s
+    /// (Read Local Version, `RadioLink.probeIfShared`): the radio's thread keeps its own time, and a
+    /// test kept waiting by a busy pool can see one between the commands it expects.
+    private func nextSkippingProbes(_ fake: FakeController, _ count: Int) async throws -> [HCICommand] {
+        var out: [HCICommand] = []
+        while out.count < count {
+            let command = try await FakeControllerWaiting.next(fake.sent)
+            if command.opcode != .readLocalVersion { out.append(command) }
+        }
+        return out
+    }
+
     /// Parameters, address and data of one new set.
     private func newSet(_ handle: UInt8, _ address: BDAddress, _ data: [UInt8]) throws -> [HCICommand] {
         [
@@ -112,9 +124,9 @@ import Testing
         let (radio, task, fake, _) = try await start(sets: 4, shared: true)
         defer { task.cancel() }
         await radio.setAdvertisements([a, b])
-        _ = try await next(fake, 7)
+        _ = try await nextSkippingProbes(fake, 7)
         await radio.setAdvertisements([])
-        #expect(try await next(fake, 3) == [
+        #expect(try await nextSkippingProbes(fake, 3) == [
             .leSetExtendedAdvertisingEnable(false, handles: [0, 1]), .leRemoveAdvertisingSet(1), .leRemoveAdvertisingSet(0),
         ])
     }
