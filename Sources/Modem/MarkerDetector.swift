@@ -256,7 +256,6 @@ struct MarkerDetector: Sendable {
         filled = 0
         // Per hypothesis updated this block, its 32 bins in a row; the energies are all the scores
         // need.
-        let count = Self.hypothesesPPM.count * nb
         sumRe.withUnsafeMutableBufferPointer { sr in
             sumIm.withUnsafeMutableBufferPointer { si in
                 energies.withUnsafeMutableBufferPointer { e in
@@ -312,9 +311,12 @@ struct MarkerDetector: Sendable {
         // Rounding in the running sums would build up over hours; redo them exactly now and then
         // (not at the first block: the sums are that block alone, exactly, and the 25,600 cos/sin
         // pairs of a redo were paid by every decoder made).
+        // Only the hypotheses updated this block: the others are rebuilt when switched on.
         if blocks % (16 * Self.windowBlocks) == 0 && blocks > 0 {
-            recomputeSums(through: blocks)
-            for o in 0..<count { energies[o] = sumRe[o] * sumRe[o] + sumIm[o] * sumIm[o] }
+            recomputeSums(through: blocks, hypotheses: updated)
+            for o in (updated.lowerBound * nb)..<(updated.upperBound * nb) {
+                energies[o] = sumRe[o] * sumRe[o] + sumIm[o] * sumIm[o]
+            }
         }
 
         // The hypothesis is the one whose marker bins hold the most energy (start) or the most
@@ -476,9 +478,10 @@ struct MarkerDetector: Sendable {
         }
     }
 
-    /// The sums exactly from the ring, after block `last` went in.
-    private mutating func recomputeSums(through last: Int) {
-        for (h, ppm) in Self.hypothesesPPM.enumerated() {
+    /// The sums of `hypotheses` exactly from the ring, after block `last` went in.
+    private mutating func recomputeSums(through last: Int, hypotheses: Range<Int>) {
+        for h in hypotheses {
+            let ppm = Self.hypothesesPPM[h]
             for k in 0..<Self.bins {
                 let theta = Self.theta(ppm: ppm, bin: k)
                 // e^(−iθj) for j = 16a + b as e^(−iθ·16a)·e^(−iθb): 32 cos/sin pairs, not 256
