@@ -92,6 +92,8 @@ public struct GGWaveDecoder: Sendable {
         while i < samples.count {
             let piece = samples[i..<min(i + step, samples.count)]
             history.append(piece)
+            // The clock hypotheses' end scores are read for candidates whose clock is off.
+            detector.keepClockHypotheses = candidates.contains { abs($0.ratio - 1) >= Self.shiftedEndTolerance }
             for d in detector.process(piece) where d.start >= consumedUntil {
                 candidates.append(Candidate(start: d.start, ratio: estimateRatio(start: d.start, coarsePPM: d.ppm)))
             }
