@@ -229,7 +229,10 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
     /// The loop thread: runs what is queued and due, then polls until more is.
     private func loop() {
         runner.store(UInt(pthread_self()), ordering: .releasing)
+        // Kept across turns (capacity and all), so a wake-up allocates nothing.
         var fds: [pollfd] = []
+        var interests: [(fd: Int32, events: Int16)?] = []
+        var drain = [UInt8](repeating: 0, count: 64)
         while true {
             let (work, due, watches, timeout, stopping) = state.withLock { state in
                 let work = state.work
@@ -246,14 +249,16 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
             // What ran may have queued more or armed an earlier timer: look again before sleeping.
             if !work.isEmpty || !due.isEmpty { continue }
             if stopping { break }
-            let interests = watches.map { $0.interest() }
+            interests.removeAll(keepingCapacity: true)
+            for watch in watches { interests.append(watch.interest()) }
             if interests.contains(where: { $0 == nil }) {
                 let finished = zip(watches, interests).filter { $0.1 == nil }.map(\.0)
                 state.withLock { state in state.watches.removeAll { watch in finished.contains { $0 === watch } } }
                 continue
             }
-            fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-                + interests.map { pollfd(fd: $0!.fd, events: $0!.events, revents: 0) }
+            fds.removeAll(keepingCapacity: true)
+            fds.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+            for interest in interests { fds.append(pollfd(fd: interest!.fd, events: interest!.events, revents: 0)) }
             willPoll?()
             do throws(Errno) {
                 try SystemCall.retrying { poll(&fds, nfds_t(fds.count), timeout) }
@@ -262,7 +267,6 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
                 continue
             }
             if fds[0].revents != 0 {
-                var drain = [UInt8](repeating: 0, count: 64)
                 while read(wakeRead, &drain, drain.count) > 0 {}
             }
             for (watch, polled) in zip(watches, fds.dropFirst()) where polled.revents != 0 { watch.ready(polled.revents) }
