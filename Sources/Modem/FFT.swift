@@ -58,17 +58,76 @@ struct FFT: Sendable {
     /// array per frame), handed to `read`.
     private func halfTransformed<T>(_ real: UnsafeBufferPointer<Float>, _ read: (UnsafeMutableBufferPointer<Float>, UnsafeMutableBufferPointer<Float>) -> T) -> T {
         let m = size / 2
-        return withUnsafeTemporaryAllocation(of: Float.self, capacity: size) { work in
+        return withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * size) { work in
             let zr = UnsafeMutableBufferPointer(rebasing: work[0..<m])
             let zi = UnsafeMutableBufferPointer(rebasing: work[m..<size])
-            bitReversed.withUnsafeBufferPointer { rev in
-                for n in 0..<m {
-                    zr[rev[n]] = real[2 * n]
-                    zi[rev[n]] = real[2 * n + 1]
+            if m >= 64 {
+                firstStages(real, UnsafeMutableRawPointer(work.baseAddress! + size), zr, zi)
+                transform(zr, zi, fromHalf: 8)
+            } else {
+                bitReversed.withUnsafeBufferPointer { rev in
+                    for n in 0..<m {
+                        zr[rev[n]] = real[2 * n]
+                        zi[rev[n]] = real[2 * n + 1]
+                    }
+                }
+                transform(zr, zi, fromHalf: 1)
+            }
+            return read(zr, zi)
+        }
+    }
+
+    /// The bit-reversed copy and the three stages that work within blocks of 8 points, 8 blocks at a
+    /// time: `scratch` (N floats) holds them transposed (lane l = block l, one vector per point of a
+    /// block), so each butterfly is one SIMD step with the scalar loop's arithmetic; then back to Z.
+    private func firstStages(_ real: UnsafeBufferPointer<Float>, _ scratch: UnsafeMutableRawPointer,
+                             _ zr: UnsafeMutableBufferPointer<Float>, _ zi: UnsafeMutableBufferPointer<Float>) {
+        let m = size / 2
+        let vector = MemoryLayout<SIMD8<Float>>.stride
+        let (tr, ti) = (scratch, scratch + m * MemoryLayout<Float>.stride)
+        bitReversed.withUnsafeBufferPointer { rev in
+            for group in 0..<(m / 64) {
+                for e in 0..<8 {
+                    var (vr, vi) = (SIMD8<Float>(), SIMD8<Float>())
+                    for l in 0..<8 {
+                        let n = rev[64 * group + 8 * l + e]
+                        (vr[l], vi[l]) = (real[2 * n], real[2 * n + 1])
+                    }
+                    tr.storeBytes(of: vr, toByteOffset: (8 * group + e) * vector, as: SIMD8<Float>.self)
+                    ti.storeBytes(of: vi, toByteOffset: (8 * group + e) * vector, as: SIMD8<Float>.self)
                 }
             }
-            transform(zr, zi)
-            return read(zr, zi)
+        }
+        stageRe.withUnsafeBufferPointer { wr in
+            stageIm.withUnsafeBufferPointer { wi in
+                for group in 0..<(m / 64) {
+                    var half = 1
+                    while half < 8 {
+                        for start in stride(from: 0, to: 8, by: 2 * half) {
+                            for j in 0..<half {
+                                let a = (8 * group + start + j) * vector, b = a + half * vector
+                                let (c, d) = (SIMD8<Float>(repeating: wr[half + j]), SIMD8<Float>(repeating: wi[half + j]))
+                                let (ar, ai) = (tr.loadUnaligned(fromByteOffset: a, as: SIMD8<Float>.self), ti.loadUnaligned(fromByteOffset: a, as: SIMD8<Float>.self))
+                                let (br, bi) = (tr.loadUnaligned(fromByteOffset: b, as: SIMD8<Float>.self), ti.loadUnaligned(fromByteOffset: b, as: SIMD8<Float>.self))
+                                let xr = br * c - bi * d
+                                let xi = br * d + bi * c
+                                tr.storeBytes(of: ar - xr, toByteOffset: b, as: SIMD8<Float>.self)
+                                ti.storeBytes(of: ai - xi, toByteOffset: b, as: SIMD8<Float>.self)
+                                tr.storeBytes(of: ar + xr, toByteOffset: a, as: SIMD8<Float>.self)
+                                ti.storeBytes(of: ai + xi, toByteOffset: a, as: SIMD8<Float>.self)
+                            }
+                        }
+                        half *= 2
+                    }
+                }
+            }
+        }
+        for group in 0..<(m / 64) {
+            for e in 0..<8 {
+                let (vr, vi) = (tr.loadUnaligned(fromByteOffset: (8 * group + e) * vector, as: SIMD8<Float>.self),
+                                ti.loadUnaligned(fromByteOffset: (8 * group + e) * vector, as: SIMD8<Float>.self))
+                for l in 0..<8 { (zr[64 * group + 8 * l + e], zi[64 * group + 8 * l + e]) = (vr[l], vi[l]) }
+            }
         }
     }
 
@@ -91,11 +150,11 @@ struct FFT: Sendable {
     /// Radix-2 butterflies over the N/2 points. Each stage reads its twiddles from `stageRe`/`stageIm`
     /// in order (the same values as the N-point table at stride N/(2·half)), so from 8 butterflies
     /// on a stage runs 8 at a time in SIMD with exactly the arithmetic of the scalar loop.
-    private func transform(_ re: UnsafeMutableBufferPointer<Float>, _ im: UnsafeMutableBufferPointer<Float>) {
+    private func transform(_ re: UnsafeMutableBufferPointer<Float>, _ im: UnsafeMutableBufferPointer<Float>, fromHalf: Int) {
         stageRe.withUnsafeBufferPointer { wr in
             stageIm.withUnsafeBufferPointer { wi in
                 let n = size / 2
-                var half = 1
+                var half = fromHalf
                 while half < min(8, n) {
                     var start = 0
                     while start < n {
