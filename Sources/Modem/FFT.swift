@@ -141,7 +141,9 @@ struct FFT: Sendable {
             let mirrored = split(zr, zi, size - k)
             return (mirrored.re, -mirrored.im)
         }
-        let (a, b) = (zr[k % m], zi[k % m]), (c, d) = (zr[(m - k) % m], zi[(m - k) % m])
+        // k % m and (m − k) % m for 0 ≤ k ≤ m, without a division.
+        let (low, high) = (k == m ? 0 : k, k == 0 ? 0 : m - k)
+        let (a, b) = (zr[low], zi[low]), (c, d) = (zr[high], zi[high])
         let (er, ei, or, oi) = ((a + c) * 0.5, (b - d) * 0.5, (b + d) * 0.5, (c - a) * 0.5)
         let (cr, ci): (Float, Float) = k < m ? (cosTable[k], sinTable[k]) : (-1, 0)
         return (er + cr * or - ci * oi, ei + cr * oi + ci * or)
