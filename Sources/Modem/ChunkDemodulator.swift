@@ -17,6 +17,12 @@ struct ChunkDemodulator: Sendable {
     }()
     private let weights = Self.tables.weights
     private let lateWeights = Self.tables.late
+    /// Per protocol, whether each run of 16 samples has weight 1 throughout (the middle 70 % of the
+    /// envelope): there the fold adds the samples as they are (x · 1 = x, so the sums are the same).
+    private static let unitRuns: [GGWaveProtocol: [Bool]] = tables.weights.mapValues { w in
+        stride(from: 0, to: w.count, by: 16).map { i in w[i..<(i + 16)].allSatisfy { $0 == 1 } }
+    }
+    private let unitRuns = Self.unitRuns
     /// Samples a late reading leaves out at the start of a chunk (16 ms): where a room's echo of
     /// the chunk before is loudest, and the chunk's own tone has not yet built up its echo.
     static let echoSkip = 768
@@ -33,9 +39,10 @@ struct ChunkDemodulator: Sendable {
         precondition(samples.count == proto.samplesPerTx)
         let n = GGWave.samplesPerFrame
         let w = late ? lateWeights[proto]! : weights[proto]!
+        let units = unitRuns[proto]!
         return withUnsafeTemporaryAllocation(of: Float.self, capacity: n) { folded in
             // 16 samples at a time, the frames added in order (the sums of the scalar fold, bit for bit).
-            w.withUnsafeBufferPointer { w in
+            w.withUnsafeBufferPointer { w in units.withUnsafeBufferPointer { units in
                 let (x, w, out) = (UnsafeRawPointer(samples.baseAddress!), UnsafeRawPointer(w.baseAddress!),
                                    UnsafeMutableRawPointer(folded.baseAddress!))
                 let size = MemoryLayout<Float>.stride
@@ -43,12 +50,16 @@ struct ChunkDemodulator: Sendable {
                     var acc = SIMD16<Float>(repeating: 0)
                     for f in 0..<proto.framesPerTx {
                         let at = (f * n + i) * size
-                        acc += x.loadUnaligned(fromByteOffset: at, as: SIMD16<Float>.self)
-                            * w.loadUnaligned(fromByteOffset: at, as: SIMD16<Float>.self)
+                        if !late && units[(f * n + i) / 16] {
+                            acc += x.loadUnaligned(fromByteOffset: at, as: SIMD16<Float>.self)
+                        } else {
+                            acc += x.loadUnaligned(fromByteOffset: at, as: SIMD16<Float>.self)
+                                * w.loadUnaligned(fromByteOffset: at, as: SIMD16<Float>.self)
+                        }
                     }
                     out.storeBytes(of: acc, toByteOffset: i * size, as: SIMD16<Float>.self)
                 }
-            }
+            } }
             let bins = GGWave.freqStart..<(GGWave.freqStart + GGWave.dataBins)
             return ChunkSpectrum(power: fft.power(of: UnsafeBufferPointer(folded), bins: bins))
         }
@@ -129,17 +140,28 @@ struct ChunkSpectrum: Sendable {
 
     /// Log-likelihood-like score of the chunk carrying exactly `bytes`: Σ log of each expected
     /// bin's share of its group's energy (scale-free, so it needs no noise estimate).
-    func score(of bytes: [UInt8]) -> Float {
+    /// The chunk's `logShares` are taken once and scored against many words.
+    static func score(of bytes: [UInt8], logShares: [Float]) -> Float {
         var s: Float = 0
         for (j, byte) in bytes.enumerated() {
-            for (g, v) in [(2 * j, Int(byte & 0x0f)), (2 * j + 1, Int(byte >> 4))] {
-                var total: Float = 0
-                for k in 0..<16 { total += power[g * 16 + k] }
-                let share = total > 0 ? power[g * 16 + v] / total : 1.0 / 16
-                s += logf(share + 1e-3)
-            }
+            s += logShares[2 * j * 16 + Int(byte & 0x0f)]
+            s += logShares[(2 * j + 1) * 16 + Int(byte >> 4)]
         }
         return s
+    }
+
+    /// Per bin, the log of its share of its group's energy (+ 1e−3), the terms of `score(of:)`.
+    var logShares: [Float] {
+        var out = [Float](repeating: 0, count: power.count)
+        for g in 0..<GGWave.nibblesPerTx {
+            var total: Float = 0
+            for k in 0..<16 { total += power[g * 16 + k] }
+            for v in 0..<16 {
+                let share = total > 0 ? power[g * 16 + v] / total : 1.0 / 16
+                out[g * 16 + v] = logf(share + 1e-3)
+            }
+        }
+        return out
     }
 
     private func nibble(group: Int) -> (value: UInt8, runnerUp: UInt8, confidence: Float) {

@@ -266,9 +266,9 @@ public struct GGWaveDecoder: Sendable {
             guard history.total >= c.start + Int(needed) else { continue }
             c.lengthsTried.insert(proto)
             guard let (offset, spectra) = initialTiming(start: c.start, protocol: proto, ratio: c.ratio) else { continue }
-            let block = spectra[0]
+            let shares = spectra[0].logShares
             let ranked = Self.lengthBlocks.indices
-                .map { (length: $0 + 1, score: block.score(of: Self.lengthBlocks[$0])) }
+                .map { (length: $0 + 1, score: ChunkSpectrum.score(of: Self.lengthBlocks[$0], logShares: shares)) }
                 .sorted { $0.score > $1.score }
             for candidate in ranked.prefix(Self.lengthsKept) {
                 c.hypotheses.append(Hypothesis(proto: proto, length: candidate.length, offset: offset))
