@@ -5,13 +5,14 @@
 /// little off), folded onto one frame and transformed once.
 struct ChunkDemodulator: Sendable {
     private let fft = FFT.frame
-    /// The envelope weights per protocol (plain and late), made once for every decoder.
-    private static let tables: (weights: [GGWaveProtocol: [Float]], late: [GGWaveProtocol: [Float]]) = {
-        var weights: [GGWaveProtocol: [Float]] = [:], late: [GGWaveProtocol: [Float]] = [:]
+    /// The envelope weights per protocol (plain and late), made once for every decoder; indexed by
+    /// `table(_:)` (a dictionary keyed by the protocol hashed its raw-value string on every chunk).
+    private static let tables: (weights: [[Float]], late: [[Float]]) = {
+        var weights: [[Float]] = Array(repeating: [], count: GGWaveProtocol.allCases.count), late = weights
         for proto in GGWaveProtocol.allCases {
             let envelope = Envelope(cycleFrames: proto.framesPerTx, samplesPerFrame: GGWave.samplesPerFrame)
-            weights[proto] = (0..<proto.samplesPerTx).map { envelope.weight($0) }
-            late[proto] = (0..<proto.samplesPerTx).map { $0 < Self.echoSkip ? 0 : envelope.weight($0) }
+            weights[table(proto)] = (0..<proto.samplesPerTx).map { envelope.weight($0) }
+            late[table(proto)] = (0..<proto.samplesPerTx).map { $0 < Self.echoSkip ? 0 : envelope.weight($0) }
         }
         return (weights, late)
     }()
@@ -19,10 +20,18 @@ struct ChunkDemodulator: Sendable {
     private let lateWeights = Self.tables.late
     /// Per protocol, whether each run of 16 samples has weight 1 throughout (the middle 70 % of the
     /// envelope): there the fold adds the samples as they are (x · 1 = x, so the sums are the same).
-    private static let unitRuns: [GGWaveProtocol: [Bool]] = tables.weights.mapValues { w in
+    private static let unitRuns: [[Bool]] = tables.weights.map { w in
         stride(from: 0, to: w.count, by: 16).map { i in w[i..<(i + 16)].allSatisfy { $0 == 1 } }
     }
     private let unitRuns = Self.unitRuns
+
+    private static func table(_ proto: GGWaveProtocol) -> Int {
+        switch proto {
+        case .ultrasoundNormal: 0
+        case .ultrasoundFast: 1
+        case .ultrasoundFastest: 2
+        }
+    }
     /// Samples a late reading leaves out at the start of a chunk (16 ms): where a room's echo of
     /// the chunk before is loudest, and the chunk's own tone has not yet built up its echo.
     static let echoSkip = 768
@@ -38,8 +47,8 @@ struct ChunkDemodulator: Sendable {
     func spectrum(_ samples: UnsafeBufferPointer<Float>, protocol proto: GGWaveProtocol, late: Bool = false) -> ChunkSpectrum {
         precondition(samples.count == proto.samplesPerTx)
         let n = GGWave.samplesPerFrame
-        let w = late ? lateWeights[proto]! : weights[proto]!
-        let units = unitRuns[proto]!
+        let w = late ? lateWeights[Self.table(proto)] : weights[Self.table(proto)]
+        let units = unitRuns[Self.table(proto)]
         return withUnsafeTemporaryAllocation(of: Float.self, capacity: n) { folded in
             // 16 samples at a time, the frames added in order (the sums of the scalar fold, bit for bit).
             w.withUnsafeBufferPointer { w in units.withUnsafeBufferPointer { units in

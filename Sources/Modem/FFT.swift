@@ -20,9 +20,6 @@ struct FFT: Sendable {
     /// Twiddles of the 512-point stages: stage `half` at [half, 2·half), entry j = table[j·N/(2·half)].
     private let stageRe: [Float]
     private let stageIm: [Float]
-    /// Where Z_(64·g + p) ends up: lane of block g (the last stage leaves the lanes in this order).
-    private static let laneOfBlock = [0, 2, 1, 3, 4, 6, 5, 7]
-    private static let reversed3 = [0, 4, 2, 6, 1, 5, 3, 7]
 
     private init() {
         let size = Self.size
@@ -85,11 +82,16 @@ struct FFT: Sendable {
         return (er + cr * or - ci * oi, ei + cr * oi + ci * or)
     }
 
-    /// Byte offset of Z_i: vector i mod 64, lane of block i / 64.
+    /// Byte offset of Z_i: vector i mod 64, lane of block g = i / 64, the last stage having left the
+    /// blocks in lanes 0, 2, 1, 3, 4, 6, 5, 7 (bits 0 and 1 of g swapped).
     @inline(__always)
     private static func place(_ i: Int) -> Int {
-        ((i & 63) * 8 + laneOfBlock[i >> 6]) * MemoryLayout<Float>.stride
+        let g = i >> 6
+        return ((i & 63) * 8 + (g & 4 | (g & 1) << 1 | (g >> 1) & 1)) * MemoryLayout<Float>.stride
     }
+
+    @inline(__always)
+    private static func reversed3(_ x: Int) -> Int { (x & 1) << 2 | x & 2 | x >> 2 }
 
     private func transform(_ real: UnsafeBufferPointer<Float>, _ re: UnsafeMutableRawPointer, _ im: UnsafeMutableRawPointer) {
         let vector = MemoryLayout<SIMD8<Float>>.stride
@@ -98,7 +100,7 @@ struct FFT: Sendable {
         let x = UnsafeRawPointer(real.baseAddress!)
         for l in 0..<8 {
             for e in 0..<8 {
-                let pair = x.loadUnaligned(fromByteOffset: 2 * (64 * Self.reversed3[e] + 8 * Self.reversed3[l]) * MemoryLayout<Float>.stride,
+                let pair = x.loadUnaligned(fromByteOffset: 2 * (64 * Self.reversed3(e) + 8 * Self.reversed3(l)) * MemoryLayout<Float>.stride,
                                            as: SIMD16<Float>.self)
                 re.storeBytes(of: pair.evenHalf, toByteOffset: (8 * l + e) * vector, as: SIMD8<Float>.self)
                 im.storeBytes(of: pair.oddHalf, toByteOffset: (8 * l + e) * vector, as: SIMD8<Float>.self)
@@ -144,7 +146,7 @@ struct FFT: Sendable {
                                highHalf: SIMD4(lowHalf: a.re.highHalf, highHalf: b.re.highHalf))
                     vi = SIMD8(lowHalf: SIMD4(lowHalf: a.im.lowHalf, highHalf: b.im.lowHalf),
                                highHalf: SIMD4(lowHalf: a.im.highHalf, highHalf: b.im.highHalf))
-                    // 256: a = even lanes (blocks 0, 2, 1, 3), twiddle 256 + 64·g + p; out as `laneOfBlock`.
+                    // 256: a = even lanes (blocks 0, 2, 1, 3), twiddle 256 + 64·g + p; out as `place` reads them.
                     (c, d) = (SIMD4(wr[256 + p], wr[384 + p], wr[320 + p], wr[448 + p]),
                               SIMD4(wi[256 + p], wi[384 + p], wi[320 + p], wi[448 + p]))
                     (a, b) = Self.butterfly((vr.evenHalf, vi.evenHalf), (vr.oddHalf, vi.oddHalf), c, d)
