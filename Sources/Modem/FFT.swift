@@ -53,6 +53,14 @@ struct FFT: Sendable {
         return real.withUnsafeBufferPointer { real in halfTransformed(real) { zr, zi in bins.map { split(zr, zi, $0) } } }
     }
 
+    /// Complex X_k of a real signal at `bins`, written as (re, im) pairs into `out` (no array).
+    func spectrum(of real: UnsafeBufferPointer<Float>, bins: Range<Int>, into out: UnsafeMutableBufferPointer<Float>) {
+        precondition(real.count == Self.size && out.count >= 2 * bins.count)
+        halfTransformed(real) { zr, zi in
+            for (i, k) in bins.enumerated() { (out[2 * i], out[2 * i + 1]) = split(zr, zi, k) }
+        }
+    }
+
     /// The 512-point transform Z of `real` (even samples real, odd imaginary) in stack buffers (no
     /// array per frame), in the lane layout above, handed to `read`.
     private func halfTransformed<T>(_ real: UnsafeBufferPointer<Float>, _ read: (UnsafeMutableRawPointer, UnsafeMutableRawPointer) -> T) -> T {

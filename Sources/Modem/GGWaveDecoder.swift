@@ -164,6 +164,8 @@ public struct GGWaveDecoder: Sendable {
     /// Below this clock offset (40 ppm: under 30 samples over the longest message, 0.014 of a bin at
     /// 19.5 kHz) chunks are read as they are.
     static let plainRatioTolerance = 40e-6
+    /// Blocks either side of where a hypothesis puts the end marker's window that its score is read from.
+    static let endSlack = 3
     /// From this clock offset on, the end marker is looked for with the detector's clock
     /// hypotheses: at 60 ppm a tone drifts a quarter turn over the 16-frame window, beyond it the
     /// plain window loses the marker fast.
@@ -259,7 +261,7 @@ public struct GGWaveDecoder: Sendable {
     }
 
     /// Reads the length block for every protocol whose first two chunks have arrived.
-    private func readLengths(_ c: inout Candidate) {
+    private mutating func readLengths(_ c: inout Candidate) {
         let maxOffset = Self.maxTimingOffset
         for proto in protocols where !c.lengthsTried.contains(proto) {
             let needed = Double(Self.markerSamples + maxOffset + 2 * proto.samplesPerTx) * c.ratio + Double(Interpolator.taps)
@@ -271,7 +273,12 @@ public struct GGWaveDecoder: Sendable {
                 .map { (length: $0 + 1, score: ChunkSpectrum.score(of: Self.lengthBlocks[$0], logShares: shares)) }
                 .sorted { $0.score > $1.score }
             for candidate in ranked.prefix(Self.lengthsKept) {
-                c.hypotheses.append(Hypothesis(proto: proto, length: candidate.length, offset: offset))
+                let h = Hypothesis(proto: proto, length: candidate.length, offset: offset)
+                c.hypotheses.append(h)
+                // The detector computes end scores only where it is awake: tell it where they will be read.
+                let (endMarker, later) = Self.endWindows(h, start: c.start, ratio: c.ratio)
+                detector.expectLookup(windowStart: endMarker, slack: Self.endSlack)
+                detector.expectLookup(windowStart: later, slack: Self.endSlack)
             }
         }
     }
@@ -281,15 +288,20 @@ public struct GGWaveDecoder: Sendable {
         case decoded(GGWaveReception)
     }
 
-    private func attempt(_ h: Hypothesis, start: Int, ratio: Double) -> Attempt {
+    /// Where hypothesis `h` puts its end marker's window, and the window four frames past it (that
+    /// one must be computed too: see `attempt`).
+    private static func endWindows(_ h: Hypothesis, start: Int, ratio: Double) -> (endMarker: Int, later: Int) {
         let total = h.proto.sampleCount(payloadLength: h.length)
-        let endMarker = start + Int((Double(h.offset + total - Self.markerSamples) * ratio).rounded())
-        // The window four frames past the end marker must be computed too (see below).
-        let later = endMarker + Int((Double(Self.peakCheckSamples) * ratio).rounded())
+        let endMarker = start + Int((Double(h.offset + total - markerSamples) * ratio).rounded())
+        return (endMarker, endMarker + Int((Double(peakCheckSamples) * ratio).rounded()))
+    }
+
+    private func attempt(_ h: Hypothesis, start: Int, ratio: Double) -> Attempt {
+        let (endMarker, later) = Self.endWindows(h, start: start, ratio: ratio)
         let shifted = abs(ratio - 1) >= Self.shiftedEndTolerance
-        guard let endScore = detector.endScore(windowStart: endMarker, slack: 3, shifted: shifted),
-              let energy = detector.endEnergy(windowStart: endMarker, slack: 3, shifted: shifted),
-              let laterEnergy = detector.endEnergy(windowStart: later, slack: 3, shifted: shifted)
+        guard let endScore = detector.endScore(windowStart: endMarker, slack: Self.endSlack, shifted: shifted),
+              let energy = detector.endEnergy(windowStart: endMarker, slack: Self.endSlack, shifted: shifted),
+              let laterEnergy = detector.endEnergy(windowStart: later, slack: Self.endSlack, shifted: shifted)
         else {
             return detector.blocks * MarkerDetector.blockSize < later + Self.markerSamples + 8 * MarkerDetector.blockSize
                 ? .waiting : .failed

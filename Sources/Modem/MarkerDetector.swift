@@ -43,6 +43,20 @@ struct MarkerDetector: Sendable {
     private var partial = [Float](repeating: 0, count: 2 * bins)
     private var filled = 0
     private var blockRing: [Float]
+    /// Asleep, the detector keeps only the raw samples and, per whole frame, the marker bins of
+    /// one real FFT; the per-sample partial DFTs and the per-block scores, most of its cost, run
+    /// only while awake (`Wakefulness`).
+    private var wake = Wakefulness()
+    /// The last 512 blocks' samples: on waking, the partial DFTs of the window behind the newest
+    /// frame (256 + 16 blocks) are computed from them.
+    private var sampleRing = [Float](repeating: 0, count: sampleRingCount)
+    private static let sampleRingCount = 512 * blockSize
+    private var samplesSeen = 0
+    /// The marker bins' DFT of the last 16 whole frames ((re, im) × 32 per frame): their sum is the
+    /// 0 ppm window at a frame boundary, read while asleep.
+    private var frameSpectra = [Float](repeating: 0, count: markerFrameCount * 2 * bins)
+    private static let markerFrameCount = GGWave.markerFrames
+    private static let blocksPerFrame = GGWave.samplesPerFrame / blockSize
     /// Clock hypotheses: a clock off by ε shifts bin b by −εb, i.e. its phase by −2πεb/16 per
     /// block, and 16 frames summed coherently at +1000 ppm would cancel. Each hypothesis sums the
     /// window with each block's phase turned back by that drift; the hypotheses share the partial
@@ -121,12 +135,30 @@ struct MarkerDetector: Sendable {
         TriggerRule(frames: 16, share: 0.54, leaning: 11, both: true),
     ]
     private static let triggerFrames = 16
-    private var frameSum = [Float](repeating: 0, count: 2 * bins)
     private var frameEnergies = [Float](repeating: 0, count: triggerFrames * bins)
     private var offClockUntil = -1
     private var offClockLive = false
     /// Set by the receiver while a candidate whose clock is off waits for its end marker.
     var keepClockHypotheses = false
+    /// Blocks whose end scores the receiver will read (`expectLookup`): awake there.
+    private var lookups: [ClosedRange<Int>] = []
+
+    /// Whether the per-block work runs. The 0 ppm window at frame boundaries wakes the detector
+    /// from 0.65 (a start marker opens a candidate at 0.75, anywhere in the frame, and the frame is
+    /// then scored again block by block); it sleeps below 0.6 with nothing tracked or awaited.
+    /// With noise alone the share is 0.5 ± 0.072, above 0.65 about 2 % of the time.
+    struct Wakefulness {
+        static let wakeShare: Float = 0.65
+        static let sleepShare: Float = 0.6
+        var isAwake = false
+    }
+
+    /// The receiver will read the end scores of the window beginning at sample `start`, ± `slack`
+    /// blocks: they are computed there even if nothing else would wake the detector.
+    mutating func expectLookup(windowStart start: Int, slack: Int) {
+        let center = Int((Double(start + GGWave.markerFrames * GGWave.samplesPerFrame) / Double(Self.blockSize)).rounded()) - 1
+        lookups.append((center - slack)...(center + slack))
+    }
 
     /// A start marker: its first sample and the clock hypothesis it matched best.
     struct Detection: Equatable {
@@ -161,35 +193,118 @@ struct MarkerDetector: Sendable {
     private mutating func process(contiguous samples: UnsafeBufferPointer<Float>) -> [Detection] {
         var found: [Detection] = []
         var i = 0
+        let frameMask = GGWave.samplesPerFrame - 1
         while i < samples.count {
-            // A block never crosses a frame boundary (64 divides 1024), so its rows are consecutive.
-            let take = min(Self.blockSize - filled, samples.count - i)
-            let first = (blocks * Self.blockSize + filled) & (GGWave.samplesPerFrame - 1)
-            // Four 16-wide accumulators in registers: the same products and sums, in the same order,
-            // as bin by bin, without a store per bin and sample.
-            partial.withUnsafeMutableBytes { acc in
-                var s0 = acc.loadUnaligned(fromByteOffset: 0, as: SIMD16<Float>.self)
-                var s1 = acc.loadUnaligned(fromByteOffset: 64, as: SIMD16<Float>.self)
-                var s2 = acc.loadUnaligned(fromByteOffset: 128, as: SIMD16<Float>.self)
-                var s3 = acc.loadUnaligned(fromByteOffset: 192, as: SIMD16<Float>.self)
-                Self.sampleTwiddles.withUnsafeBytes { rows in
-                    for t in 0..<take {
-                        let x = SIMD16<Float>(repeating: samples[i + t]), row = (first + t) * 2 * Self.bins * 4
-                        s0 += x * rows.loadUnaligned(fromByteOffset: row, as: SIMD16<Float>.self)
-                        s1 += x * rows.loadUnaligned(fromByteOffset: row + 64, as: SIMD16<Float>.self)
-                        s2 += x * rows.loadUnaligned(fromByteOffset: row + 128, as: SIMD16<Float>.self)
-                        s3 += x * rows.loadUnaligned(fromByteOffset: row + 192, as: SIMD16<Float>.self)
-                    }
-                }
-                acc.storeBytes(of: s0, toByteOffset: 0, as: SIMD16<Float>.self)
-                acc.storeBytes(of: s1, toByteOffset: 64, as: SIMD16<Float>.self)
-                acc.storeBytes(of: s2, toByteOffset: 128, as: SIMD16<Float>.self)
-                acc.storeBytes(of: s3, toByteOffset: 192, as: SIMD16<Float>.self)
+            let inFrame = samplesSeen & frameMask
+            // Awake, block by block (a block never crosses a frame boundary: 64 divides 1024); asleep,
+            // frame by frame.
+            let take = min(wake.isAwake ? Self.blockSize - filled : GGWave.samplesPerFrame - inFrame, samples.count - i)
+            let piece = UnsafeBufferPointer(rebasing: samples[i..<(i + take)])
+            keep(piece)
+            if wake.isAwake {
+                partial.withUnsafeMutableBufferPointer { Self.accumulate(piece, firstRow: inFrame, into: $0) }
+                filled += take
             }
-            filled += take
             i += take
-            if filled == Self.blockSize, let start = finishBlock() { found.append(start) }
+            samplesSeen += take
+            let frameEnds = samplesSeen & frameMask == 0
+            if wake.isAwake {
+                guard filled == Self.blockSize else { continue }
+                let triggered = frameEnds && frameEnded()
+                if let start = finishBlock(triggered: triggered) { found.append(start) }
+                if frameEnds && maySleep() { wake.isAwake = false }
+            } else if frameEnds {
+                let triggered = frameEnded()
+                if triggered || mustWake() {
+                    found += wakeUp(triggered: triggered)
+                } else {
+                    skipFrame()
+                }
+            }
         }
+        return found
+    }
+
+    /// Copies samples into the ring (never across its end: the ring holds whole frames).
+    private mutating func keep(_ piece: UnsafeBufferPointer<Float>) {
+        let at = samplesSeen % Self.sampleRingCount
+        sampleRing.withUnsafeMutableBufferPointer { ring in
+            _ = UnsafeMutableBufferPointer(rebasing: ring[at..<(at + piece.count)]).update(fromContentsOf: piece)
+        }
+    }
+
+    /// Adds samples to a block's partial DFT, the first at row `firstRow` of its frame. Four 16-wide
+    /// accumulators in registers: the same products and sums, in the same order, as bin by bin,
+    /// so a block computed on waking equals the one summed as its samples came.
+    private static func accumulate(_ samples: UnsafeBufferPointer<Float>, firstRow: Int, into partial: UnsafeMutableBufferPointer<Float>) {
+        let acc = UnsafeMutableRawPointer(partial.baseAddress!)
+        var s0 = acc.loadUnaligned(fromByteOffset: 0, as: SIMD16<Float>.self)
+        var s1 = acc.loadUnaligned(fromByteOffset: 64, as: SIMD16<Float>.self)
+        var s2 = acc.loadUnaligned(fromByteOffset: 128, as: SIMD16<Float>.self)
+        var s3 = acc.loadUnaligned(fromByteOffset: 192, as: SIMD16<Float>.self)
+        sampleTwiddles.withUnsafeBytes { rows in
+            for t in 0..<samples.count {
+                let x = SIMD16<Float>(repeating: samples[t]), row = (firstRow + t) * 2 * bins * 4
+                s0 += x * rows.loadUnaligned(fromByteOffset: row, as: SIMD16<Float>.self)
+                s1 += x * rows.loadUnaligned(fromByteOffset: row + 64, as: SIMD16<Float>.self)
+                s2 += x * rows.loadUnaligned(fromByteOffset: row + 128, as: SIMD16<Float>.self)
+                s3 += x * rows.loadUnaligned(fromByteOffset: row + 192, as: SIMD16<Float>.self)
+            }
+        }
+        acc.storeBytes(of: s0, toByteOffset: 0, as: SIMD16<Float>.self)
+        acc.storeBytes(of: s1, toByteOffset: 64, as: SIMD16<Float>.self)
+        acc.storeBytes(of: s2, toByteOffset: 128, as: SIMD16<Float>.self)
+        acc.storeBytes(of: s3, toByteOffset: 192, as: SIMD16<Float>.self)
+    }
+
+    /// The partial DFT of block `m` from the sample ring (zero before the stream began).
+    private static func partialDFT(ofBlock m: Int, ring: UnsafeBufferPointer<Float>, into out: UnsafeMutableBufferPointer<Float>) {
+        out.update(repeating: 0)
+        guard m >= 0 else { return }
+        let at = (m * blockSize) % sampleRingCount
+        accumulate(UnsafeBufferPointer(rebasing: ring[at..<(at + blockSize)]),
+                   firstRow: (m * blockSize) & (GGWave.samplesPerFrame - 1), into: out)
+    }
+
+    /// Asleep through a frame: its blocks get neutral scores (no end marker, nothing to look up).
+    private mutating func skipFrame() {
+        for _ in 0..<Self.blocksPerFrame {
+            let b = blocks
+            startScores[b % startScores.count] = 0.5
+            endScores[b % endScores.count] = 0.5
+            shiftedEndScores[b % shiftedEndScores.count] = 0.5
+            endEnergies[b % endEnergies.count] = -.greatestFiniteMagnitude
+            shiftedEndEnergies[b % shiftedEndEnergies.count] = -.greatestFiniteMagnitude
+            blocks += 1
+        }
+    }
+
+    /// Wakes at the end of a frame slept through: the ring of partial DFTs is filled with the 256
+    /// blocks before that frame, the sums are rebuilt from it, and the frame's 16 blocks are then
+    /// scored as if the detector had been awake all along (a marker crossing the threshold inside
+    /// the frame is found at the same block).
+    private mutating func wakeUp(triggered: Bool) -> [Detection] {
+        let first = blocks, last = blocks + Self.blocksPerFrame - 1
+        let nb = Self.bins
+        sampleRing.withUnsafeBufferPointer { samples in
+            blockRing.withUnsafeMutableBufferPointer { ring in
+                for m in (first - Self.windowBlocks)..<first {
+                    let slot = (m % Self.windowBlocks + Self.windowBlocks) % Self.windowBlocks * 2 * nb
+                    Self.partialDFT(ofBlock: m, ring: samples, into: UnsafeMutableBufferPointer(rebasing: ring[slot..<(slot + 2 * nb)]))
+                }
+            }
+        }
+        rebuildZeroSum()
+        wake.isAwake = true
+        var found: [Detection] = []
+        for m in first...last {
+            sampleRing.withUnsafeBufferPointer { samples in
+                partial.withUnsafeMutableBufferPointer { Self.partialDFT(ofBlock: m, ring: samples, into: $0) }
+            }
+            filled = Self.blockSize
+            if let start = finishBlock(triggered: triggered && m == last) { found.append(start) }
+        }
+        if maySleep() { wake.isAwake = false }
         return found
     }
 
@@ -215,28 +330,35 @@ struct MarkerDetector: Sendable {
         return best
     }
 
-    private mutating func finishBlock() -> Detection? {
+    private mutating func finishBlock(triggered: Bool) -> Detection? {
         let b = blocks
-        if markerStructureSeen(block: b) || tracking != nil || keepClockHypotheses { offClockUntil = b + Self.windowBlocks }
+        if triggered || tracking != nil || keepClockHypotheses { offClockUntil = b + Self.windowBlocks }
         let live = b <= offClockUntil
         if live && !offClockLive && b > 0 { rebuildOffClockSums(through: b - 1) }
         offClockLive = live
         return scoreBlock(offClock: live)
     }
 
-    /// Adds the block's partial DFT to the current frame; at a frame's last block, stores the
-    /// frame's 32 energies and tells whether the last frames, powers summed, look like a start
-    /// marker (`triggerRules`).
-    private mutating func markerStructureSeen(block b: Int) -> Bool {
-        for i in 0..<(2 * Self.bins) { frameSum[i] += partial[i] }
-        let blocksPerFrame = GGWave.samplesPerFrame / Self.blockSize
-        guard (b + 1) % blocksPerFrame == 0 else { return false }
-        let newest = (b + 1) / blocksPerFrame
+    /// At the end of a frame: its marker bins from one real FFT of its samples, kept for the 0 ppm
+    /// window and the trigger; tells whether the last frames, powers summed, look like a start
+    /// marker whatever the clock (`triggerRules`).
+    private mutating func frameEnded() -> Bool {
+        let newest = samplesSeen / GGWave.samplesPerFrame - 1
+        let spectrumSlot = newest % Self.markerFrameCount * 2 * Self.bins
+        let at = (newest * GGWave.samplesPerFrame) % Self.sampleRingCount
+        sampleRing.withUnsafeBufferPointer { ring in
+            frameSpectra.withUnsafeMutableBufferPointer { spectra in
+                FFT.frame.spectrum(of: UnsafeBufferPointer(rebasing: ring[at..<(at + GGWave.samplesPerFrame)]),
+                                   bins: GGWave.freqStart..<(GGWave.freqStart + Self.bins),
+                                   into: UnsafeMutableBufferPointer(rebasing: spectra[spectrumSlot..<(spectrumSlot + 2 * Self.bins)]))
+            }
+        }
         let row = (newest % Self.triggerFrames) * Self.bins
         for k in 0..<Self.bins {
-            frameEnergies[row + k] = frameSum[2 * k] * frameSum[2 * k] + frameSum[2 * k + 1] * frameSum[2 * k + 1]
+            let (re, im) = (frameSpectra[spectrumSlot + 2 * k], frameSpectra[spectrumSlot + 2 * k + 1])
+            frameEnergies[row + k] = re * re + im * im
         }
-        for i in 0..<(2 * Self.bins) { frameSum[i] = 0 }
+        lookups.removeAll { $0.upperBound < blocks - Self.blocksPerFrame }
         return Self.triggerRules.contains { rule in
             var share: Float = 0
             var leaning = 0
@@ -253,6 +375,51 @@ struct MarkerDetector: Sendable {
             }
             let shareMet = share / Float(GGWave.markerPairs) >= rule.share, leaningMet = leaning >= rule.leaning
             return rule.both ? shareMet && leaningMet : shareMet || leaningMet
+        }
+    }
+
+    /// Asleep, at a frame's end (`blocks` is its first block): wake when the 0 ppm window ending
+    /// there looks like a start marker, when the receiver will read end scores in this frame or
+    /// the next, or when it keeps the clock hypotheses.
+    private func mustWake() -> Bool {
+        if keepClockHypotheses { return true }
+        if lookups.contains(where: { $0.overlaps(blocks...(blocks + 2 * Self.blocksPerFrame - 1)) }) { return true }
+        let share: Float = withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * Self.bins) { sums in
+            sums.update(repeating: 0)
+            for f in 0..<Self.markerFrameCount {
+                for i in 0..<(2 * Self.bins) { sums[i] += frameSpectra[f * 2 * Self.bins + i] }
+            }
+            var share: Float = 0
+            for pair in 0..<GGWave.markerPairs {
+                let (lo, hi) = (sums[4 * pair] * sums[4 * pair] + sums[4 * pair + 1] * sums[4 * pair + 1],
+                                sums[4 * pair + 2] * sums[4 * pair + 2] + sums[4 * pair + 3] * sums[4 * pair + 3])
+                let (on, off) = pair % 2 == 0 ? (lo, hi) : (hi, lo)
+                share += (on + 1e-30) / (on + off + 2e-30)
+            }
+            return share
+        }
+        return share / Float(GGWave.markerPairs) >= Wakefulness.wakeShare
+    }
+
+    /// Awake, after a frame's last block: sleep when nothing is tracked or waited for and the
+    /// window no longer looks like a start marker.
+    private func maySleep() -> Bool {
+        guard tracking == nil, !keepClockHypotheses, blocks > offClockUntil else { return false }
+        // Waking again costs the partial DFTs of a whole window (17 frames' worth): stay awake when a
+        // lookup comes sooner.
+        if lookups.contains(where: { $0.overlaps(blocks...(blocks + Self.windowBlocks + 2 * Self.blocksPerFrame)) }) { return false }
+        return startScores[(blocks - 1) % startScores.count] < Wakefulness.sleepShare
+    }
+
+    /// The 0 ppm window's sum from the ring (exactly; awake it slides with the blocks).
+    private mutating func rebuildZeroSum() {
+        let nb = Self.bins, o = Self.zeroHypothesis * nb
+        for k in 0..<nb { (sumRe[o + k], sumIm[o + k]) = (0, 0) }
+        for slot in 0..<Self.windowBlocks {
+            for k in 0..<nb {
+                sumRe[o + k] += blockRing[slot * 2 * nb + 2 * k]
+                sumIm[o + k] += blockRing[slot * 2 * nb + 2 * k + 1]
+            }
         }
     }
 
