@@ -212,10 +212,12 @@ struct MarkerDetector: Sendable {
                 guard filled == Self.blockSize else { continue }
                 let triggered = frameEnds && frameEnded()
                 if let start = finishBlock(triggered: triggered) { found.append(start) }
-                if frameEnds && maySleep() { wake.isAwake = false }
+                if frameEnds && maySleep() { fallAsleep() }
             } else if frameEnds {
+                // The trigger keeps nothing on while the marker just reported fills the window (as
+                // in `finishBlock`), so it wakes nothing there either.
                 let triggered = frameEnded()
-                if triggered || mustWake() {
+                if (triggered && blocks + Self.blocksPerFrame > quietUntilBlock) || mustWake() {
                     found += wakeUp(triggered: triggered)
                 } else {
                     skipFrame()
@@ -304,7 +306,7 @@ struct MarkerDetector: Sendable {
             filled = Self.blockSize
             if let start = finishBlock(triggered: triggered && m == last) { found.append(start) }
         }
-        if maySleep() { wake.isAwake = false }
+        if maySleep() { fallAsleep() }
         return found
     }
 
@@ -332,7 +334,9 @@ struct MarkerDetector: Sendable {
 
     private mutating func finishBlock(triggered: Bool) -> Detection? {
         let b = blocks
-        if triggered || tracking != nil || keepClockHypotheses { offClockUntil = b + Self.windowBlocks }
+        // A trigger while the marker just reported is still in the window (no candidate can open
+        // there) keeps nothing on: that marker's own structure fires it for 16 more frames.
+        if (triggered && b >= quietUntilBlock) || tracking != nil || keepClockHypotheses { offClockUntil = b + Self.windowBlocks }
         let live = b <= offClockUntil
         if live && !offClockLive && b > 0 { rebuildOffClockSums(through: b - 1) }
         offClockLive = live
@@ -384,6 +388,8 @@ struct MarkerDetector: Sendable {
     private func mustWake() -> Bool {
         if keepClockHypotheses { return true }
         if lookups.contains(where: { $0.overlaps(blocks...(blocks + 2 * Self.blocksPerFrame - 1)) }) { return true }
+        // No candidate can open before `quietUntilBlock`: the marker just reported fills the window.
+        guard blocks + Self.blocksPerFrame > quietUntilBlock else { return false }
         let share: Float = withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * Self.bins) { sums in
             sums.update(repeating: 0)
             for f in 0..<Self.markerFrameCount {
@@ -403,12 +409,21 @@ struct MarkerDetector: Sendable {
 
     /// Awake, after a frame's last block: sleep when nothing is tracked or waited for and the
     /// window no longer looks like a start marker.
+    /// While the marker just reported is still in the window no candidate can open, so neither the
+    /// window's share nor the clock hypotheses (rebuilt on waking) matter there.
     private func maySleep() -> Bool {
-        guard tracking == nil, !keepClockHypotheses, blocks > offClockUntil else { return false }
+        guard tracking == nil, !keepClockHypotheses else { return false }
         // Waking again costs the partial DFTs of a whole window (17 frames' worth): stay awake when a
         // lookup comes sooner.
         if lookups.contains(where: { $0.overlaps(blocks...(blocks + Self.windowBlocks + 2 * Self.blocksPerFrame)) }) { return false }
-        return startScores[(blocks - 1) % startScores.count] < Wakefulness.sleepShare
+        if blocks < quietUntilBlock { return true }
+        return blocks > offClockUntil && startScores[(blocks - 1) % startScores.count] < Wakefulness.sleepShare
+    }
+
+    /// Nothing slides while asleep: the clock hypotheses' sums are rebuilt whenever they are next used.
+    private mutating func fallAsleep() {
+        wake.isAwake = false
+        offClockLive = false
     }
 
     /// The 0 ppm window's sum from the ring (exactly; awake it slides with the blocks).
