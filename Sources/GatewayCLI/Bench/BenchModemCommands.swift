@@ -28,16 +28,13 @@ struct BenchModemCostCommand: ParsableCommand {
         let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
         let padding = [Float](repeating: 0, count: GGWave.sampleRate / 2)
         let stream = padding + (try GGWaveEncoder.encode(payload, protocol: proto, volume: 50)) + padding
+        let blocks = ModemCost.captureBlocks(stream)
         var ok = true
         let elapsed = ContinuousClock().measure {
             for _ in 0..<repetitions {
                 var decoder = GGWaveDecoder()
                 var found: [[UInt8]] = []
-                var i = 0
-                while i < stream.count {
-                    found += decoder.feed(Array(stream[i..<min(i + 1024, stream.count)]))
-                    i += 1024
-                }
+                for block in blocks { found += decoder.feed(block) }
                 if found != [payload] { ok = false }
             }
         }
