@@ -261,7 +261,7 @@ public struct GGWaveDecoder: Sendable {
     }
 
     /// Reads the length block for every protocol whose first two chunks have arrived.
-    private mutating func readLengths(_ c: inout Candidate) {
+    private func readLengths(_ c: inout Candidate) {
         let maxOffset = Self.maxTimingOffset
         for proto in protocols where !c.lengthsTried.contains(proto) {
             let needed = Double(Self.markerSamples + maxOffset + 2 * proto.samplesPerTx) * c.ratio + Double(Interpolator.taps)
@@ -273,12 +273,7 @@ public struct GGWaveDecoder: Sendable {
                 .map { (length: $0 + 1, score: ChunkSpectrum.score(of: Self.lengthBlocks[$0], logShares: shares)) }
                 .sorted { $0.score > $1.score }
             for candidate in ranked.prefix(Self.lengthsKept) {
-                let h = Hypothesis(proto: proto, length: candidate.length, offset: offset)
-                c.hypotheses.append(h)
-                // The detector computes end scores only where it is awake: tell it where they will be read.
-                let (endMarker, later) = Self.endWindows(h, start: c.start, ratio: c.ratio)
-                detector.expectLookup(windowStart: endMarker, slack: Self.endSlack)
-                detector.expectLookup(windowStart: later, slack: Self.endSlack)
+                c.hypotheses.append(Hypothesis(proto: proto, length: candidate.length, offset: offset))
             }
         }
     }
@@ -296,7 +291,7 @@ public struct GGWaveDecoder: Sendable {
         return (endMarker, endMarker + Int((Double(peakCheckSamples) * ratio).rounded()))
     }
 
-    private func attempt(_ h: Hypothesis, start: Int, ratio: Double) -> Attempt {
+    private mutating func attempt(_ h: Hypothesis, start: Int, ratio: Double) -> Attempt {
         let (endMarker, later) = Self.endWindows(h, start: start, ratio: ratio)
         let shifted = abs(ratio - 1) >= Self.shiftedEndTolerance
         guard let endScore = detector.endScore(windowStart: endMarker, slack: Self.endSlack, shifted: shifted),

@@ -52,10 +52,11 @@ struct MarkerDetector: Sendable {
     private var sampleRing = [Float](repeating: 0, count: sampleRingCount)
     private static let sampleRingCount = 512 * blockSize
     private var samplesSeen = 0
-    /// The marker bins' DFT of the last 16 whole frames ((re, im) × 32 per frame): their sum is the
-    /// 0 ppm window at a frame boundary, read while asleep.
-    private var frameSpectra = [Float](repeating: 0, count: markerFrameCount * 2 * bins)
-    private static let markerFrameCount = GGWave.markerFrames
+    /// The marker bins' DFT of the last 32 whole frames ((re, im) × 32 per frame): the last 16
+    /// summed are the 0 ppm window at a frame boundary, read while asleep, and with a few blocks'
+    /// partial DFTs they give any window whose end scores the receiver reads after a sleep.
+    private var frameSpectra = [Float](repeating: 0, count: spectrumFrames * 2 * bins)
+    private static let spectrumFrames = 32
     private static let blocksPerFrame = GGWave.samplesPerFrame / blockSize
     /// Clock hypotheses: a clock off by ε shifts bin b by −εb, i.e. its phase by −2πεb/16 per
     /// block, and 16 frames summed coherently at +1000 ppm would cancel. Each hypothesis sums the
@@ -140,8 +141,6 @@ struct MarkerDetector: Sendable {
     private var offClockLive = false
     /// Set by the receiver while a candidate whose clock is off waits for its end marker.
     var keepClockHypotheses = false
-    /// Blocks whose end scores the receiver will read (`expectLookup`): awake there.
-    private var lookups: [ClosedRange<Int>] = []
 
     /// Whether the per-block work runs. The 0 ppm window at frame boundaries wakes the detector
     /// from 0.65 (a start marker opens a candidate at 0.75, anywhere in the frame, and the frame is
@@ -151,13 +150,6 @@ struct MarkerDetector: Sendable {
         static let wakeShare: Float = 0.65
         static let sleepShare: Float = 0.6
         var isAwake = false
-    }
-
-    /// The receiver will read the end scores of the window beginning at sample `start`, ± `slack`
-    /// blocks: they are computed there even if nothing else would wake the detector.
-    mutating func expectLookup(windowStart start: Int, slack: Int) {
-        let center = Int((Double(start + GGWave.markerFrames * GGWave.samplesPerFrame) / Double(Self.blockSize)).rounded()) - 1
-        lookups.append((center - slack)...(center + slack))
     }
 
     /// A start marker: its first sample and the clock hypothesis it matched best.
@@ -268,15 +260,16 @@ struct MarkerDetector: Sendable {
                    firstRow: (m * blockSize) & (GGWave.samplesPerFrame - 1), into: out)
     }
 
-    /// Asleep through a frame: its blocks get neutral scores (no end marker, nothing to look up).
+    /// Asleep through a frame: its blocks get a neutral start score, and end scores only if read.
     private mutating func skipFrame() {
         for _ in 0..<Self.blocksPerFrame {
             let b = blocks
             startScores[b % startScores.count] = 0.5
-            endScores[b % endScores.count] = 0.5
-            shiftedEndScores[b % shiftedEndScores.count] = 0.5
-            endEnergies[b % endEnergies.count] = -.greatestFiniteMagnitude
-            shiftedEndEnergies[b % shiftedEndEnergies.count] = -.greatestFiniteMagnitude
+            // Not computed: scored on demand if the receiver reads them (`scoreAsleep`).
+            endScores[b % endScores.count] = .nan
+            shiftedEndScores[b % shiftedEndScores.count] = .nan
+            endEnergies[b % endEnergies.count] = .nan
+            shiftedEndEnergies[b % shiftedEndEnergies.count] = .nan
             blocks += 1
         }
     }
@@ -315,17 +308,78 @@ struct MarkerDetector: Sendable {
     func startScore(windowStart start: Int, slack: Int = 2) -> Float? { lookup(startScores, start, slack) }
 
     /// End score (1 − start score) of the window beginning at sample `start`.
-    func endScore(windowStart start: Int, slack: Int = 2, shifted: Bool = false) -> Float? {
-        lookup(shifted ? shiftedEndScores : endScores, start, slack)
+    mutating func endScore(windowStart start: Int, slack: Int = 2, shifted: Bool = false) -> Float? {
+        guard scoreAsleep(around: start, slack: slack) else { return nil }
+        return lookup(shifted ? shiftedEndScores : endScores, start, slack)
     }
 
     /// End energy of the window beginning at sample `start` (best within ± `slack` blocks).
-    func endEnergy(windowStart start: Int, slack: Int = 2, shifted: Bool = false) -> Float? {
-        lookup(shifted ? shiftedEndEnergies : endEnergies, start, slack)
+    mutating func endEnergy(windowStart start: Int, slack: Int = 2, shifted: Bool = false) -> Float? {
+        guard scoreAsleep(around: start, slack: slack) else { return nil }
+        return lookup(shifted ? shiftedEndEnergies : endEnergies, start, slack)
+    }
+
+    /// Computes the end scores of blocks slept through around the window beginning at `start`;
+    /// false when they can no longer be (their samples or frames have been forgotten).
+    private mutating func scoreAsleep(around start: Int, slack: Int) -> Bool {
+        let center = Self.block(windowStart: start)
+        guard center - slack >= 0, center + slack < blocks else { return true }   // `lookup` says nil
+        for c in (center - slack)...(center + slack) where endScores[c % endScores.count].isNaN {
+            guard scoreAsleep(block: c) else { return false }
+        }
+        return true
+    }
+
+    /// The 0 ppm window ending at block `c`, slept through: the whole frames in it from their
+    /// spectra, the blocks at its two ends from their samples; scored as `scoreBlock` scores a
+    /// block with the clock hypotheses off. (Sums in another order than the sliding window's, so
+    /// equal to it to rounding: ~1e-7 of the window's energy.)
+    private mutating func scoreAsleep(block c: Int) -> Bool {
+        let bpf = Self.blocksPerFrame, nb = Self.bins
+        let first = c - Self.windowBlocks + 1
+        // Whole frames f in the window: first ≤ 16f and 16f + 15 ≤ c (floor division, first may be < 0).
+        let firstFrame = -Self.floorDivision(-first, bpf), lastFrame = (c + 1) / bpf - 1
+        let newestFrame = samplesSeen / GGWave.samplesPerFrame - 1
+        guard newestFrame - max(firstFrame, 0) < Self.spectrumFrames,
+              max(first, 0) * Self.blockSize >= samplesSeen - Self.sampleRingCount
+        else { return false }
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: 4 * nb) { work in
+            let sum = UnsafeMutableBufferPointer(rebasing: work[0..<(2 * nb)])
+            let block = UnsafeMutableBufferPointer(rebasing: work[(2 * nb)..<(4 * nb)])
+            sum.update(repeating: 0)
+            for f in firstFrame...lastFrame where f >= 0 {
+                let slot = f % Self.spectrumFrames * 2 * nb
+                for i in 0..<(2 * nb) { sum[i] += frameSpectra[slot + i] }
+            }
+            sampleRing.withUnsafeBufferPointer { samples in
+                func add(_ m: Int) {
+                    Self.partialDFT(ofBlock: m, ring: samples, into: block)
+                    for i in 0..<(2 * nb) { sum[i] += block[i] }
+                }
+                for m in first..<(firstFrame * bpf) where m >= 0 { add(m) }
+                for m in ((lastFrame + 1) * bpf)..<(c + 1) { add(m) }
+            }
+            let o = Self.zeroHypothesis * nb
+            for k in 0..<nb { energies[o + k] = sum[2 * k] * sum[2 * k] + sum[2 * k + 1] * sum[2 * k + 1] }
+        }
+        let endScore = 1 - share(Self.zeroHypothesis)
+        let endMetric = Float(trimmedSums(Self.zeroHypothesis).largest * -1)
+        endScores[c % endScores.count] = endScore
+        shiftedEndScores[c % shiftedEndScores.count] = endScore
+        endEnergies[c % endEnergies.count] = endMetric
+        shiftedEndEnergies[c % shiftedEndEnergies.count] = endMetric
+        return true
+    }
+
+    private static func floorDivision(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : -((-a + b - 1) / b) }
+
+    /// The block at which the window beginning at sample `start` ends (nearest).
+    private static func block(windowStart start: Int) -> Int {
+        Int((Double(start + GGWave.markerFrames * GGWave.samplesPerFrame) / Double(blockSize)).rounded()) - 1
     }
 
     private func lookup(_ scores: [Float], _ start: Int, _ slack: Int) -> Float? {
-        let center = Int((Double(start + GGWave.markerFrames * GGWave.samplesPerFrame) / Double(Self.blockSize)).rounded()) - 1
+        let center = Self.block(windowStart: start)
         guard center - slack >= 0, center + slack < blocks, center - slack > blocks - scores.count else { return nil }
         var best = -Float.greatestFiniteMagnitude
         for b in (center - slack)...(center + slack) { best = max(best, scores[b % scores.count]) }
@@ -348,7 +402,7 @@ struct MarkerDetector: Sendable {
     /// marker whatever the clock (`triggerRules`).
     private mutating func frameEnded() -> Bool {
         let newest = samplesSeen / GGWave.samplesPerFrame - 1
-        let spectrumSlot = newest % Self.markerFrameCount * 2 * Self.bins
+        let spectrumSlot = newest % Self.spectrumFrames * 2 * Self.bins
         let at = (newest * GGWave.samplesPerFrame) % Self.sampleRingCount
         sampleRing.withUnsafeBufferPointer { ring in
             frameSpectra.withUnsafeMutableBufferPointer { spectra in
@@ -362,7 +416,6 @@ struct MarkerDetector: Sendable {
             let (re, im) = (frameSpectra[spectrumSlot + 2 * k], frameSpectra[spectrumSlot + 2 * k + 1])
             frameEnergies[row + k] = re * re + im * im
         }
-        lookups.removeAll { $0.upperBound < blocks - Self.blocksPerFrame }
         return Self.triggerRules.contains { rule in
             var share: Float = 0
             var leaning = 0
@@ -387,13 +440,14 @@ struct MarkerDetector: Sendable {
     /// the next, or when it keeps the clock hypotheses.
     private func mustWake() -> Bool {
         if keepClockHypotheses { return true }
-        if lookups.contains(where: { $0.overlaps(blocks...(blocks + 2 * Self.blocksPerFrame - 1)) }) { return true }
         // No candidate can open before `quietUntilBlock`: the marker just reported fills the window.
         guard blocks + Self.blocksPerFrame > quietUntilBlock else { return false }
         let share: Float = withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * Self.bins) { sums in
             sums.update(repeating: 0)
-            for f in 0..<Self.markerFrameCount {
-                for i in 0..<(2 * Self.bins) { sums[i] += frameSpectra[f * 2 * Self.bins + i] }
+            let newest = samplesSeen / GGWave.samplesPerFrame - 1
+            for age in 0..<GGWave.markerFrames where newest - age >= 0 {
+                let slot = (newest - age) % Self.spectrumFrames * 2 * Self.bins
+                for i in 0..<(2 * Self.bins) { sums[i] += frameSpectra[slot + i] }
             }
             var share: Float = 0
             for pair in 0..<GGWave.markerPairs {
@@ -413,9 +467,6 @@ struct MarkerDetector: Sendable {
     /// window's share nor the clock hypotheses (rebuilt on waking) matter there.
     private func maySleep() -> Bool {
         guard tracking == nil, !keepClockHypotheses else { return false }
-        // Waking again costs the partial DFTs of a whole window (17 frames' worth): stay awake when a
-        // lookup comes sooner.
-        if lookups.contains(where: { $0.overlaps(blocks...(blocks + Self.windowBlocks + 2 * Self.blocksPerFrame)) }) { return false }
         if blocks < quietUntilBlock { return true }
         return blocks > offClockUntil && startScores[(blocks - 1) % startScores.count] < Wakefulness.sleepShare
     }
