@@ -46,7 +46,7 @@ struct MarkerDetector: Sendable {
     /// Asleep, the detector keeps only the raw samples and, per whole frame, the marker bins of
     /// one real FFT; the per-sample partial DFTs and the per-block scores, most of its cost, run
     /// only while awake (`Wakefulness`).
-    private var wake = Wakefulness()
+    private var wake: Wakefulness
     /// The last 512 blocks' samples: on waking, the partial DFTs of the window behind the newest
     /// frame (256 + 16 blocks) are computed from them.
     private var sampleRing = [Float](repeating: 0, count: sampleRingCount)
@@ -150,7 +150,11 @@ struct MarkerDetector: Sendable {
         static let wakeShare: Float = 0.65
         static let sleepShare: Float = 0.6
         var isAwake = false
+        /// For tests: never sleep (the detector as it was before it slept).
+        var stayAwake = false
     }
+    /// Blocks scored as they came (not slept through), for tests.
+    private(set) var blocksAwake = 0
 
     /// A start marker: its first sample and the clock hypothesis it matched best.
     struct Detection: Equatable {
@@ -159,7 +163,9 @@ struct MarkerDetector: Sendable {
     }
 
     /// `historyBlocks`: how many past scores `endScore(at:)` can still look up.
-    init(historyBlocks: Int) {
+    /// `stayAwake`: never sleep (for tests comparing a sleeping detector with one always awake).
+    init(historyBlocks: Int, stayAwake: Bool = false) {
+        wake = Wakefulness(isAwake: stayAwake, stayAwake: stayAwake)
         blockRing = [Float](repeating: 0, count: Self.windowBlocks * 2 * Self.bins)
         startScores = [Float](repeating: 0.5, count: historyBlocks)
         endScores = [Float](repeating: 0.5, count: historyBlocks)
@@ -388,6 +394,7 @@ struct MarkerDetector: Sendable {
 
     private mutating func finishBlock(triggered: Bool) -> Detection? {
         let b = blocks
+        blocksAwake += 1
         // A trigger while the marker just reported is still in the window (no candidate can open
         // there) keeps nothing on: that marker's own structure fires it for 16 more frames.
         if (triggered && b >= quietUntilBlock) || tracking != nil || keepClockHypotheses { offClockUntil = b + Self.windowBlocks }
@@ -466,7 +473,7 @@ struct MarkerDetector: Sendable {
     /// While the marker just reported is still in the window no candidate can open, so neither the
     /// window's share nor the clock hypotheses (rebuilt on waking) matter there.
     private func maySleep() -> Bool {
-        guard tracking == nil, !keepClockHypotheses else { return false }
+        guard !wake.stayAwake, tracking == nil, !keepClockHypotheses else { return false }
         if blocks < quietUntilBlock { return true }
         return blocks > offClockUntil && startScores[(blocks - 1) % startScores.count] < Wakefulness.sleepShare
     }
