@@ -147,10 +147,16 @@ public struct GGWaveDecoder: Sendable {
     /// (for the coarse timing search, where ±1000 ppm moves the tones by < 0.4 bin alike at every
     /// offset, and resampling would be most of the decoder's cost).
     private func spectrum(start: Int, offset: Int, chunk: Int, protocol proto: GGWaveProtocol, ratio: Double,
-                          late: Bool = false, coarse: Bool = false) -> ChunkSpectrum? {
+                          late: Bool = false, coarse: Bool = false, span: ResampledSpan? = nil) -> ChunkSpectrum? {
         let nominal = offset + Self.markerSamples + chunk * proto.samplesPerTx
         let first: Int
-        if coarse {
+        if let span, coarse {
+            let from = nominal - span.first
+            guard from >= 0, from + proto.samplesPerTx <= span.samples.count else { return nil }
+            return span.samples.withUnsafeBufferPointer {
+                demodulator.spectrum(UnsafeBufferPointer(rebasing: $0[from..<(from + proto.samplesPerTx)]), protocol: proto)
+            }
+        } else if coarse {
             first = start + Int((Double(nominal) * ratio).rounded())
         } else if abs(ratio - 1) < Self.plainRatioTolerance {
             first = start + nominal
@@ -210,7 +216,7 @@ public struct GGWaveDecoder: Sendable {
     /// shorter than the coarse search is wide, and one chunk late reads chunks 1 and 2 about as
     /// cleanly as 0 and 1 — in a room even more cleanly, their echoes having built up.
     private func bestTiming(start: Int, offsets: [Int], chunks: Range<Int>, protocol proto: GGWaveProtocol, ratio: Double,
-                            coarse: Bool = false) -> Int? {
+                            coarse: Bool = false, span: ResampledSpan? = nil) -> Int? {
         var best: (offset: Int, score: Float)?
         for offset in offsets {
             var sum: Float = 0
@@ -218,7 +224,8 @@ public struct GGWaveDecoder: Sendable {
             var above: (before: Float, first: Float) = (0, 0)
             for c in coarse ? (chunks.lowerBound - 1)..<chunks.upperBound : chunks {
                 // Offsets reaching before the stream began are simply not candidates.
-                guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: proto, ratio: ratio, coarse: coarse) else {
+                guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: proto, ratio: ratio, coarse: coarse,
+                                       span: span) else {
                     complete = false
                     break
                 }
@@ -235,10 +242,29 @@ public struct GGWaveDecoder: Sendable {
         return best?.offset
     }
 
-    /// The chunk timing around the detected marker start: coarse, then fine around the best.
+    /// Samples resampled to the transmitter's clock; `first` is the nominal offset (from the marker
+    /// start, transmitter samples) of `samples[0]`.
+    private struct ResampledSpan {
+        var first: Int
+        var samples: [Float]
+    }
+
+    /// The chunk timing around the detected marker start: coarse, then fine around the best. The
+    /// coarse offsets read one span resampled once for all of them when the clock is off: read as
+    /// they are, a chunk folded onto one frame cancels where its tones drift a whole turn over the
+    /// chunk (a tone moves by −ε·bin: at ~300 ppm for `[U] Normal`'s 9 frames, ~450 ppm for
+    /// `[U] Fast`'s 6, ~900 ppm for `[U] Fastest`'s 3), and the search then prefers an edge offset
+    /// that reads only part of each tone (2 frames off: the wrong lengths' end markers pass).
     private func initialTiming(start: Int, protocol proto: GGWaveProtocol, ratio: Double) -> Int? {
+        var span: ResampledSpan?
+        if abs(ratio - 1) >= Self.plainRatioTolerance {
+            let first = Self.coarseSearch.min()! + Self.markerSamples - proto.samplesPerTx
+            let count = Self.coarseSearch.max()! + Self.markerSamples + 2 * proto.samplesPerTx - first
+            span = history.interpolated(from: Double(start) + Double(first) * ratio, count: count, step: ratio)
+                .map { ResampledSpan(first: first, samples: $0) }
+        }
         guard let coarse = bestTiming(start: start, offsets: Self.coarseSearch, chunks: 0..<2, protocol: proto, ratio: ratio,
-                                      coarse: true)
+                                      coarse: true, span: span)
         else { return nil }
         return bestTiming(start: start, offsets: Self.fineSearch.map { coarse + $0 }, chunks: 0..<2, protocol: proto, ratio: ratio)
     }

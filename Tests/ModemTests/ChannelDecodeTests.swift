@@ -29,6 +29,31 @@ import Testing
     func clockOffset(cell: String, proto: GGWaveProtocol) throws {
         #expect(try Self.successes(cell: cell, protocol: proto, trials: 4) == 4)
     }
+
+    /// Offsets between those: read without resampling, a chunk folded onto one frame cancels where
+    /// its tones drift a whole turn over the chunk (about 300 ppm for [U] Normal, 450 for [U] Fast,
+    /// 900 for [U] Fastest). The receiver before the coarse timing search read a resampled span
+    /// then took a timing 2 frames off there, missed, or reported a longer payload (the true one
+    /// and its first check bytes, which the code accepts). Never a wrong payload.
+    @Test(arguments: [300.0, -400, 600, -700, 900], GGWaveProtocol.allCases)
+    func clockOffsetBetween(ppm: Double, proto: GGWaveProtocol) throws {
+        let cell = "clock\(ppm)ppm-32B"
+        for trial in 0..<2 {
+            let seed = ChannelCells.seed(base: 1, cell: cell, protocol: proto, trial: trial)
+            var random = SeededGenerator(seed: seed)
+            let payload = random.bytes(32)
+            let channel = Channel(clockPPM: ppm, snrDB: 10)
+            let t = ChannelSimulator.trial(try GGWaveEncoder.encode(payload, protocol: proto, volume: 50), channel: channel, seed: seed)
+            var decoder = GGWaveDecoder()
+            var found: [[UInt8]] = []
+            var i = 0
+            while i < t.samples.count {
+                found += decoder.feed(Array(t.samples[i..<min(i + 4096, t.samples.count)]))
+                i += 4096
+            }
+            #expect(found == [payload], "trial \(trial): \(found.map(\.count)) bytes found")
+        }
+    }
 }
 
 /// Rooms (issue 16): a living room's RT60 at 0 dB SNR, fixed seeds.
