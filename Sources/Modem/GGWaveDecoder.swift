@@ -301,7 +301,8 @@ public struct GGWaveDecoder: Sendable {
         let shifted = abs(ratio - 1) >= Self.shiftedEndTolerance
         guard let endScore = detector.endScore(windowStart: endMarker, slack: 3, shifted: shifted),
               let energy = detector.endEnergy(windowStart: endMarker, slack: 3, shifted: shifted),
-              let laterEnergy = detector.endEnergy(windowStart: later, slack: 3, shifted: shifted)
+              let laterEnergy = detector.endEnergy(windowStart: later, slack: 3, shifted: shifted),
+              let earlierEnergy = detector.endEnergy(windowStart: 2 * endMarker - later, slack: 3, shifted: shifted)
         else {
             return detector.blocks * MarkerDetector.blockSize < later + Self.markerSamples + 8 * MarkerDetector.blockSize
                 ? .waiting : .failed
@@ -310,7 +311,10 @@ public struct GGWaveDecoder: Sendable {
         // faster rate repeats chunks and can pass the code (a 1-byte payload then reads as its own
         // length block), but it puts the end marker some frames before the real one, where the
         // marker energy still grows further on.
-        guard endScore >= Self.endThreshold, energy >= laterEnergy else { return .failed }
+        // Nor a chunk later than it is: a length that adds a chunk reads the true codeword shifted
+        // with the end marker's first tones after it, which the code takes for a few errors (the
+        // payload plus its first check bytes), so the energy must not grow earlier on either.
+        guard endScore >= Self.endThreshold, energy >= laterEnergy, energy >= earlierEnergy else { return .failed }
 
         let chunks = GGWave.txCount(payloadLength: h.length)
         guard let offset = bestTiming(start: start, offsets: Self.refineSearch.map { h.offset + $0 },
