@@ -17,17 +17,10 @@ import Testing
         return ok
     }
 
-    /// Every payload the receiver reports from `payload` sent through `channel`, fed in 1024-sample blocks.
+    /// Every payload the receiver reports from `payload` sent through `channel`.
     static func decoded(_ payload: [UInt8], protocol proto: GGWaveProtocol, channel: Channel, seed: UInt64) throws -> [[UInt8]] {
         let t = ChannelSimulator.trial(try GGWaveEncoder.encode(payload, protocol: proto, volume: 50), channel: channel, seed: seed)
-        var decoder = GGWaveDecoder()
-        var found: [[UInt8]] = []
-        var i = 0
-        while i < t.samples.count {
-            found += decoder.feed(Array(t.samples[i..<min(i + 1024, t.samples.count)]))
-            i += 1024
-        }
-        return found
+        return GGWaveDecoder.payloads(in: t.samples)
     }
 
     @Test(arguments: ["clock+1000ppm", "clock-1000ppm", "clock+200ppm"], GGWaveProtocol.allCases)
