@@ -5,18 +5,33 @@
 /// little off), folded onto one frame and transformed once.
 struct ChunkDemodulator: Sendable {
     private let fft = FFT.frame
-    /// The envelope weights per protocol (plain and late), made once for every decoder.
-    private static let tables: (weights: [GGWaveProtocol: [Float]], late: [GGWaveProtocol: [Float]]) = {
-        var weights: [GGWaveProtocol: [Float]] = [:], late: [GGWaveProtocol: [Float]] = [:]
+    /// The envelope weights per protocol (plain and late), made once for every decoder; indexed by
+    /// `table(_:)` (a dictionary keyed by the protocol hashed its raw-value string on every chunk).
+    private static let tables: (weights: [[Float]], late: [[Float]]) = {
+        var weights: [[Float]] = Array(repeating: [], count: GGWaveProtocol.allCases.count), late = weights
         for proto in GGWaveProtocol.allCases {
             let envelope = Envelope(cycleFrames: proto.framesPerTx, samplesPerFrame: GGWave.samplesPerFrame)
-            weights[proto] = (0..<proto.samplesPerTx).map { envelope.weight($0) }
-            late[proto] = (0..<proto.samplesPerTx).map { $0 < Self.echoSkip ? 0 : envelope.weight($0) }
+            weights[table(proto)] = (0..<proto.samplesPerTx).map { envelope.weight($0) }
+            late[table(proto)] = (0..<proto.samplesPerTx).map { $0 < Self.echoSkip ? 0 : envelope.weight($0) }
         }
         return (weights, late)
     }()
     private let weights = Self.tables.weights
     private let lateWeights = Self.tables.late
+    /// Per protocol, whether each run of 16 samples has weight 1 throughout (the middle 70 % of the
+    /// envelope): there the fold adds the samples as they are (x · 1 = x, so the sums are the same).
+    private static let unitRuns: [[Bool]] = tables.weights.map { w in
+        stride(from: 0, to: w.count, by: 16).map { i in w[i..<(i + 16)].allSatisfy { $0 == 1 } }
+    }
+    private let unitRuns = Self.unitRuns
+
+    private static func table(_ proto: GGWaveProtocol) -> Int {
+        switch proto {
+        case .ultrasoundNormal: 0
+        case .ultrasoundFast: 1
+        case .ultrasoundFastest: 2
+        }
+    }
     /// Samples a late reading leaves out at the start of a chunk (16 ms): where a room's echo of
     /// the chunk before is loudest, and the chunk's own tone has not yet built up its echo.
     static let echoSkip = 768
@@ -32,15 +47,28 @@ struct ChunkDemodulator: Sendable {
     func spectrum(_ samples: UnsafeBufferPointer<Float>, protocol proto: GGWaveProtocol, late: Bool = false) -> ChunkSpectrum {
         precondition(samples.count == proto.samplesPerTx)
         let n = GGWave.samplesPerFrame
-        let w = late ? lateWeights[proto]! : weights[proto]!
+        let w = late ? lateWeights[Self.table(proto)] : weights[Self.table(proto)]
+        let units = unitRuns[Self.table(proto)]
         return withUnsafeTemporaryAllocation(of: Float.self, capacity: n) { folded in
-            folded.initialize(repeating: 0)
-            w.withUnsafeBufferPointer { w in
-                for f in 0..<proto.framesPerTx {
-                    let base = f * n
-                    for i in 0..<n { folded[i] += samples[base + i] * w[base + i] }
+            // 16 samples at a time, the frames added in order (the sums of the scalar fold, bit for bit).
+            w.withUnsafeBufferPointer { w in units.withUnsafeBufferPointer { units in
+                let (x, w, out) = (UnsafeRawPointer(samples.baseAddress!), UnsafeRawPointer(w.baseAddress!),
+                                   UnsafeMutableRawPointer(folded.baseAddress!))
+                let size = MemoryLayout<Float>.stride
+                for i in stride(from: 0, to: n, by: 16) {
+                    var acc = SIMD16<Float>(repeating: 0)
+                    for f in 0..<proto.framesPerTx {
+                        let at = (f * n + i) * size
+                        if !late && units[(f * n + i) / 16] {
+                            acc += x.loadUnaligned(fromByteOffset: at, as: SIMD16<Float>.self)
+                        } else {
+                            acc += x.loadUnaligned(fromByteOffset: at, as: SIMD16<Float>.self)
+                                * w.loadUnaligned(fromByteOffset: at, as: SIMD16<Float>.self)
+                        }
+                    }
+                    out.storeBytes(of: acc, toByteOffset: i * size, as: SIMD16<Float>.self)
                 }
-            }
+            } }
             let bins = GGWave.freqStart..<(GGWave.freqStart + GGWave.dataBins)
             return ChunkSpectrum(power: fft.power(of: UnsafeBufferPointer(folded), bins: bins))
         }
@@ -121,17 +149,28 @@ struct ChunkSpectrum: Sendable {
 
     /// Log-likelihood-like score of the chunk carrying exactly `bytes`: Σ log of each expected
     /// bin's share of its group's energy (scale-free, so it needs no noise estimate).
-    func score(of bytes: [UInt8]) -> Float {
+    /// The chunk's `logShares` are taken once and scored against many words.
+    static func score(of bytes: [UInt8], logShares: [Float]) -> Float {
         var s: Float = 0
         for (j, byte) in bytes.enumerated() {
-            for (g, v) in [(2 * j, Int(byte & 0x0f)), (2 * j + 1, Int(byte >> 4))] {
-                var total: Float = 0
-                for k in 0..<16 { total += power[g * 16 + k] }
-                let share = total > 0 ? power[g * 16 + v] / total : 1.0 / 16
-                s += logf(share + 1e-3)
-            }
+            s += logShares[2 * j * 16 + Int(byte & 0x0f)]
+            s += logShares[(2 * j + 1) * 16 + Int(byte >> 4)]
         }
         return s
+    }
+
+    /// Per bin, the log of its share of its group's energy (+ 1e−3), the terms of `score(of:)`.
+    var logShares: [Float] {
+        var out = [Float](repeating: 0, count: power.count)
+        for g in 0..<GGWave.nibblesPerTx {
+            var total: Float = 0
+            for k in 0..<16 { total += power[g * 16 + k] }
+            for v in 0..<16 {
+                let share = total > 0 ? power[g * 16 + v] / total : 1.0 / 16
+                out[g * 16 + v] = logf(share + 1e-3)
+            }
+        }
+        return out
     }
 
     private func nibble(group: Int) -> (value: UInt8, runnerUp: UInt8, confidence: Float) {

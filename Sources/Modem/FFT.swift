@@ -1,33 +1,44 @@
 import Glibc
 
-/// FFT of a real signal of a fixed power-of-two size N, with its twiddles computed once: the N real
-/// samples go in as N/2 complex ones (even samples real, odd imaginary), an in-place radix-2 FFT of
-/// N/2 points, then one pass splits the even and odd halves' spectra apart.
+/// FFT of one frame (N = 1024 real samples), with its twiddles computed once: the N real samples go
+/// in as N/2 = 512 complex ones (even samples real, odd imaginary), a radix-2 FFT of 512 points,
+/// then one pass splits the even and odd halves' spectra apart.
+///
+/// The 512 points are held as 64 vectors of 8 lanes: lane k carries the 64-point block g = rev₃(k)
+/// of the decimation-in-time order (point 64·g + p at vector p), which makes the input a run of
+/// plain loads (the bit reversal of 9 bits is rev₃ of each 3-bit digit, and the block's digit
+/// lands on the lane). The six stages within a block are then whole-vector butterflies, and the
+/// last three pair lanes of the same vector. Every point goes through the butterflies of a plain
+/// radix-2 FFT in the same order, so the results are those of the scalar loop, bit for bit.
 struct FFT: Sendable {
-    /// The one-frame transform (1024 points), its tables made once for every decoder.
-    static let frame = FFT(size: GGWave.samplesPerFrame)
-    let size: Int
+    /// The one-frame transform, its tables made once for every decoder.
+    static let frame = FFT()
+    static let size = GGWave.samplesPerFrame
+    private static let half = size / 2
     private let cosTable: [Float]
     private let sinTable: [Float]
-    private let bitReversed: [Int]
+    /// Twiddles of the 512-point stages: stage `half` at [half, 2·half), entry j = table[j·N/(2·half)].
+    private let stageRe: [Float]
+    private let stageIm: [Float]
 
-    init(size: Int) {
-        precondition(size > 1 && size & (size - 1) == 0, "FFT size must be a power of two")
-        self.size = size
+    private init() {
+        let size = Self.size
         cosTable = (0..<(size / 2)).map { Float(cos(2 * Double.pi * Double($0) / Double(size))) }
         sinTable = (0..<(size / 2)).map { Float(-sin(2 * Double.pi * Double($0) / Double(size))) }
-        precondition(size >= 4, "FFT size must be at least 4")
-        let bits = size.trailingZeroBitCount - 1
-        bitReversed = (0..<(size / 2)).map { i in
-            var r = 0
-            for b in 0..<bits where i & (1 << b) != 0 { r |= 1 << (bits - 1 - b) }
-            return r
+        var (stageRe, stageIm) = ([Float](repeating: 0, count: size / 2), [Float](repeating: 0, count: size / 2))
+        var half = 1
+        while half < size / 2 {
+            for j in 0..<half {
+                (stageRe[half + j], stageIm[half + j]) = (cosTable[j * size / (2 * half)], sinTable[j * size / (2 * half)])
+            }
+            half *= 2
         }
+        (self.stageRe, self.stageIm) = (stageRe, stageIm)
     }
 
     /// Power |X_k|² of a real signal at bins `range` (X_k = Σ x_n e^(−2πikn/N)).
     func power(of real: UnsafeBufferPointer<Float>, bins range: Range<Int>) -> [Float] {
-        precondition(real.count == size)
+        precondition(real.count == Self.size)
         return halfTransformed(real) { zr, zi in
             range.map { k in
                 let (re, im) = split(zr, zi, k)
@@ -38,25 +49,17 @@ struct FFT: Sendable {
 
     /// Complex X_k of a real signal at `bins`.
     func spectrum(of real: [Float], bins: [Int]) -> [(re: Float, im: Float)] {
-        precondition(real.count == size)
+        precondition(real.count == Self.size)
         return real.withUnsafeBufferPointer { real in halfTransformed(real) { zr, zi in bins.map { split(zr, zi, $0) } } }
     }
 
-    /// The N/2-point transform Z of `real` (even samples real, odd imaginary) in stack buffers (no
-    /// array per frame), handed to `read`.
-    private func halfTransformed<T>(_ real: UnsafeBufferPointer<Float>, _ read: (UnsafeMutableBufferPointer<Float>, UnsafeMutableBufferPointer<Float>) -> T) -> T {
-        let m = size / 2
-        return withUnsafeTemporaryAllocation(of: Float.self, capacity: size) { work in
-            let zr = UnsafeMutableBufferPointer(rebasing: work[0..<m])
-            let zi = UnsafeMutableBufferPointer(rebasing: work[m..<size])
-            bitReversed.withUnsafeBufferPointer { rev in
-                for n in 0..<m {
-                    zr[rev[n]] = real[2 * n]
-                    zi[rev[n]] = real[2 * n + 1]
-                }
-            }
-            transform(zr, zi)
-            return read(zr, zi)
+    /// The 512-point transform Z of `real` (even samples real, odd imaginary) in stack buffers (no
+    /// array per frame), in the lane layout above, handed to `read`.
+    private func halfTransformed<T>(_ real: UnsafeBufferPointer<Float>, _ read: (UnsafeMutableRawPointer, UnsafeMutableRawPointer) -> T) -> T {
+        withUnsafeTemporaryAllocation(of: SIMD8<Float>.self, capacity: 2 * 64) { work in
+            let re = UnsafeMutableRawPointer(work.baseAddress!), im = re + 64 * MemoryLayout<SIMD8<Float>>.stride
+            transform(real, re, im)
+            return read(re, im)
         }
     }
 
@@ -64,43 +67,103 @@ struct FFT: Sendable {
     /// with E_k = (Z_k + conj Z_(m−k))/2 the even samples' spectrum and O_k = (Z_k − conj Z_(m−k))/2i
     /// the odd ones'; above N/2 a real signal's spectrum is conjugate-symmetric.
     @inline(__always)
-    private func split(_ zr: UnsafeMutableBufferPointer<Float>, _ zi: UnsafeMutableBufferPointer<Float>, _ k: Int) -> (re: Float, im: Float) {
-        let m = size / 2
+    private func split(_ zr: UnsafeMutableRawPointer, _ zi: UnsafeMutableRawPointer, _ k: Int) -> (re: Float, im: Float) {
+        let m = Self.half
         if k > m {
-            let mirrored = split(zr, zi, size - k)
+            let mirrored = split(zr, zi, Self.size - k)
             return (mirrored.re, -mirrored.im)
         }
-        let (a, b) = (zr[k % m], zi[k % m]), (c, d) = (zr[(m - k) % m], zi[(m - k) % m])
+        // Z_(k mod m) and Z_((m − k) mod m), 0 ≤ k ≤ m, at their places in the lanes.
+        let (low, high) = (Self.place(k == m ? 0 : k), Self.place(k == 0 ? 0 : m - k))
+        let (a, b) = (zr.load(fromByteOffset: low, as: Float.self), zi.load(fromByteOffset: low, as: Float.self))
+        let (c, d) = (zr.load(fromByteOffset: high, as: Float.self), zi.load(fromByteOffset: high, as: Float.self))
         let (er, ei, or, oi) = ((a + c) * 0.5, (b - d) * 0.5, (b + d) * 0.5, (c - a) * 0.5)
         let (cr, ci): (Float, Float) = k < m ? (cosTable[k], sinTable[k]) : (-1, 0)
         return (er + cr * or - ci * oi, ei + cr * oi + ci * or)
     }
 
-    private func transform(_ re: UnsafeMutableBufferPointer<Float>, _ im: UnsafeMutableBufferPointer<Float>) {
-        cosTable.withUnsafeBufferPointer { wr in
-            sinTable.withUnsafeBufferPointer { wi in
+    /// Byte offset of Z_i: vector i mod 64, lane of block g = i / 64, the last stage having left the
+    /// blocks in lanes 0, 2, 1, 3, 4, 6, 5, 7 (bits 0 and 1 of g swapped).
+    @inline(__always)
+    private static func place(_ i: Int) -> Int {
+        let g = i >> 6
+        return ((i & 63) * 8 + (g & 4 | (g & 1) << 1 | (g >> 1) & 1)) * MemoryLayout<Float>.stride
+    }
+
+    @inline(__always)
+    private static func reversed3(_ x: Int) -> Int { (x & 1) << 2 | x & 2 | x >> 2 }
+
+    private func transform(_ real: UnsafeBufferPointer<Float>, _ re: UnsafeMutableRawPointer, _ im: UnsafeMutableRawPointer) {
+        let vector = MemoryLayout<SIMD8<Float>>.stride
+        // Z_i = x_(2·rev₉(i)) + i·x_(2·rev₉(i)+1); for i = 64·g + 8·l + e, rev₉(i) = 64·rev₃(e) + 8·rev₃(l) + rev₃(g):
+        // vector 8·l + e takes the 16 floats from 2·(64·rev₃(e) + 8·rev₃(l)), lane k = rev₃(g).
+        let x = UnsafeRawPointer(real.baseAddress!)
+        for l in 0..<8 {
+            for e in 0..<8 {
+                let pair = x.loadUnaligned(fromByteOffset: 2 * (64 * Self.reversed3(e) + 8 * Self.reversed3(l)) * MemoryLayout<Float>.stride,
+                                           as: SIMD16<Float>.self)
+                re.storeBytes(of: pair.evenHalf, toByteOffset: (8 * l + e) * vector, as: SIMD8<Float>.self)
+                im.storeBytes(of: pair.oddHalf, toByteOffset: (8 * l + e) * vector, as: SIMD8<Float>.self)
+            }
+        }
+        stageRe.withUnsafeBufferPointer { wr in
+            stageIm.withUnsafeBufferPointer { wi in
+                // Stages 1…32: within each lane's block, vector p is the block's point p.
                 var half = 1
-                // N/2 points: the N-point table read at every other entry.
-                let n = size / 2
-                while half < n {
-                    let stride = size / (2 * half)
-                    var start = 0
-                    while start < n {
+                while half < 64 {
+                    for start in stride(from: 0, to: 64, by: 2 * half) {
                         for j in 0..<half {
-                            let w = j * stride
-                            let a = start + j, b = a + half
-                            let tr = re[b] * wr[w] - im[b] * wi[w]
-                            let ti = re[b] * wi[w] + im[b] * wr[w]
-                            re[b] = re[a] - tr
-                            im[b] = im[a] - ti
-                            re[a] += tr
-                            im[a] += ti
+                            let (a, b) = ((start + j) * vector, (start + j + half) * vector)
+                            let (ar, ai) = (re.load(fromByteOffset: a, as: SIMD8<Float>.self), im.load(fromByteOffset: a, as: SIMD8<Float>.self))
+                            let (br, bi) = (re.load(fromByteOffset: b, as: SIMD8<Float>.self), im.load(fromByteOffset: b, as: SIMD8<Float>.self))
+                            let (c, d) = (SIMD8<Float>(repeating: wr[half + j]), SIMD8<Float>(repeating: wi[half + j]))
+                            let (tr, ti) = (br * c - bi * d, br * d + bi * c)
+                            re.storeBytes(of: ar - tr, toByteOffset: b, as: SIMD8<Float>.self)
+                            im.storeBytes(of: ai - ti, toByteOffset: b, as: SIMD8<Float>.self)
+                            re.storeBytes(of: ar + tr, toByteOffset: a, as: SIMD8<Float>.self)
+                            im.storeBytes(of: ai + ti, toByteOffset: a, as: SIMD8<Float>.self)
                         }
-                        start += 2 * half
                     }
                     half *= 2
                 }
+                // Stages 64, 128, 256 pair blocks g and g + 1, g + 2, g + 4: lanes k and k + 4, k + 2, k + 1.
+                for p in 0..<64 {
+                    var (vr, vi) = (re.load(fromByteOffset: p * vector, as: SIMD8<Float>.self),
+                                    im.load(fromByteOffset: p * vector, as: SIMD8<Float>.self))
+                    // 64: a = lanes 0…3 (blocks 0, 4, 2, 6), twiddle 64 + p for all.
+                    var (c, d) = (SIMD4<Float>(repeating: wr[64 + p]), SIMD4<Float>(repeating: wi[64 + p]))
+                    var (a, b) = Self.butterfly((vr.lowHalf, vi.lowHalf), (vr.highHalf, vi.highHalf), c, d)
+                    vr = SIMD8(lowHalf: a.re, highHalf: b.re)
+                    vi = SIMD8(lowHalf: a.im, highHalf: b.im)
+                    // 128: a = lanes 0, 1, 4, 5 (blocks 0, 4, 1, 5), twiddle 128 + 64·(g mod 2) + p.
+                    (c, d) = (SIMD4(wr[128 + p], wr[128 + p], wr[192 + p], wr[192 + p]),
+                              SIMD4(wi[128 + p], wi[128 + p], wi[192 + p], wi[192 + p]))
+                    (a, b) = Self.butterfly((SIMD4(lowHalf: vr.lowHalf.lowHalf, highHalf: vr.highHalf.lowHalf),
+                                             SIMD4(lowHalf: vi.lowHalf.lowHalf, highHalf: vi.highHalf.lowHalf)),
+                                            (SIMD4(lowHalf: vr.lowHalf.highHalf, highHalf: vr.highHalf.highHalf),
+                                             SIMD4(lowHalf: vi.lowHalf.highHalf, highHalf: vi.highHalf.highHalf)), c, d)
+                    vr = SIMD8(lowHalf: SIMD4(lowHalf: a.re.lowHalf, highHalf: b.re.lowHalf),
+                               highHalf: SIMD4(lowHalf: a.re.highHalf, highHalf: b.re.highHalf))
+                    vi = SIMD8(lowHalf: SIMD4(lowHalf: a.im.lowHalf, highHalf: b.im.lowHalf),
+                               highHalf: SIMD4(lowHalf: a.im.highHalf, highHalf: b.im.highHalf))
+                    // 256: a = even lanes (blocks 0, 2, 1, 3), twiddle 256 + 64·g + p; out as `place` reads them.
+                    (c, d) = (SIMD4(wr[256 + p], wr[384 + p], wr[320 + p], wr[448 + p]),
+                              SIMD4(wi[256 + p], wi[384 + p], wi[320 + p], wi[448 + p]))
+                    (a, b) = Self.butterfly((vr.evenHalf, vi.evenHalf), (vr.oddHalf, vi.oddHalf), c, d)
+                    re.storeBytes(of: SIMD8(lowHalf: a.re, highHalf: b.re), toByteOffset: p * vector, as: SIMD8<Float>.self)
+                    im.storeBytes(of: SIMD8(lowHalf: a.im, highHalf: b.im), toByteOffset: p * vector, as: SIMD8<Float>.self)
+                }
             }
         }
+    }
+
+    /// One radix-2 butterfly per lane: (a + w·b, a − w·b), w = c + i·d.
+    @inline(__always)
+    private static func butterfly(_ a: (re: SIMD4<Float>, im: SIMD4<Float>), _ b: (re: SIMD4<Float>, im: SIMD4<Float>),
+                                  _ c: SIMD4<Float>, _ d: SIMD4<Float>)
+        -> ((re: SIMD4<Float>, im: SIMD4<Float>), (re: SIMD4<Float>, im: SIMD4<Float>))
+    {
+        let (tr, ti) = (b.re * c - b.im * d, b.re * d + b.im * c)
+        return ((a.re + tr, a.im + ti), (a.re - tr, a.im - ti))
     }
 }

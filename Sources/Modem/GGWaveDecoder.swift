@@ -143,9 +143,8 @@ public struct GGWaveDecoder: Sendable {
 
     /// The chunk's samples as the transmitter's clock had them: read straight from the history when
     /// the clocks agree within `plainRatioTolerance`, else resampled by the candidate's ratio (which
-    /// also puts the tones back on their bins). `coarse`: never resampled, only placed by the ratio
-    /// (for the coarse timing search, where ±1000 ppm moves the tones by < 0.4 bin alike at every
-    /// offset, and resampling would be most of the decoder's cost).
+    /// also puts the tones back on their bins). `coarse` (the coarse timing search): read from
+    /// `span`, resampled once for all offsets, when the clock is off, else placed by the ratio.
     private func spectrum(start: Int, offset: Int, chunk: Int, protocol proto: GGWaveProtocol, ratio: Double,
                           late: Bool = false, coarse: Bool = false, span: ResampledSpan? = nil) -> ChunkSpectrum? {
         let nominal = offset + Self.markerSamples + chunk * proto.samplesPerTx
@@ -215,31 +214,46 @@ public struct GGWaveDecoder: Sendable {
     /// (the end of the start marker has nothing there, not even an echo): a [U] Fastest chunk is
     /// shorter than the coarse search is wide, and one chunk late reads chunks 1 and 2 about as
     /// cleanly as 0 and 1 — in a room even more cleanly, their echoes having built up.
+    /// Returns the best offset with its chunks' spectra (the plain reading there, reused by callers).
     private func bestTiming(start: Int, offsets: [Int], chunks: Range<Int>, protocol proto: GGWaveProtocol, ratio: Double,
-                            coarse: Bool = false, span: ResampledSpan? = nil) -> Int? {
-        var best: (offset: Int, score: Float)?
+                            coarse: Bool = false, span: ResampledSpan? = nil) -> (offset: Int, spectra: [ChunkSpectrum])? {
+        var best: (offset: Int, score: Float, spectra: [ChunkSpectrum])?
+        // Coarse steps are whole multiples of 256 samples, and a [U] Fastest chunk is 12 of them:
+        // offset o's chunk c is offset o + 3072's chunk c − 1, read once (by its place in the message).
+        var read: [Int: (alignment: Float, above: Float)] = [:]
         for offset in offsets {
             var sum: Float = 0
             var complete = true
             var above: (before: Float, first: Float) = (0, 0)
+            var spectra: [ChunkSpectrum] = []
+            if !coarse { spectra.reserveCapacity(chunks.count) }
             for c in coarse ? (chunks.lowerBound - 1)..<chunks.upperBound : chunks {
-                // Offsets reaching before the stream began are simply not candidates.
-                guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: proto, ratio: ratio, coarse: coarse,
-                                       span: span) else {
-                    complete = false
-                    break
+                let alignment: Float, aboveMarker: Float
+                let key = offset + c * proto.samplesPerTx
+                if coarse, let known = read[key] {
+                    (alignment, aboveMarker) = known
+                } else {
+                    // Offsets reaching before the stream began are simply not candidates.
+                    guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: proto, ratio: ratio, coarse: coarse,
+                                           span: span)
+                    else {
+                        complete = false
+                        break
+                    }
+                    (alignment, aboveMarker) = (s.alignment, s.alignmentAboveMarker)
+                    if coarse { read[key] = (alignment, aboveMarker) } else { spectra.append(s) }
                 }
                 if c < chunks.lowerBound {
-                    above.before = s.alignmentAboveMarker
+                    above.before = aboveMarker
                 } else {
-                    if c == chunks.lowerBound { above.first = s.alignmentAboveMarker }
-                    sum += s.alignment
+                    if c == chunks.lowerBound { above.first = aboveMarker }
+                    sum += alignment
                 }
             }
             if coarse && above.first > 0 { sum *= above.first / (above.first + above.before) }
-            if complete && (best == nil || sum > best!.score) { best = (offset, sum) }
+            if complete && (best == nil || sum > best!.score) { best = (offset, sum, spectra) }
         }
-        return best?.offset
+        return best.map { ($0.offset, $0.spectra) }
     }
 
     /// Samples resampled to the transmitter's clock; `first` is the nominal offset (from the marker
@@ -255,7 +269,7 @@ public struct GGWaveDecoder: Sendable {
     /// chunk (a tone moves by −ε·bin: at ~300 ppm for `[U] Normal`'s 9 frames, ~450 ppm for
     /// `[U] Fast`'s 6, ~900 ppm for `[U] Fastest`'s 3), and the search then prefers an edge offset
     /// that reads only part of each tone (2 frames off: the wrong lengths' end markers pass).
-    private func initialTiming(start: Int, protocol proto: GGWaveProtocol, ratio: Double) -> Int? {
+    private func initialTiming(start: Int, protocol proto: GGWaveProtocol, ratio: Double) -> (offset: Int, spectra: [ChunkSpectrum])? {
         var span: ResampledSpan?
         if abs(ratio - 1) >= Self.plainRatioTolerance {
             let first = Self.coarseSearch.min()! + Self.markerSamples - proto.samplesPerTx
@@ -264,7 +278,7 @@ public struct GGWaveDecoder: Sendable {
                 .map { ResampledSpan(first: first, samples: $0) }
         }
         guard let coarse = bestTiming(start: start, offsets: Self.coarseSearch, chunks: 0..<2, protocol: proto, ratio: ratio,
-                                      coarse: true, span: span)
+                                      coarse: true, span: span)?.offset
         else { return nil }
         return bestTiming(start: start, offsets: Self.fineSearch.map { coarse + $0 }, chunks: 0..<2, protocol: proto, ratio: ratio)
     }
@@ -276,11 +290,10 @@ public struct GGWaveDecoder: Sendable {
             let needed = Double(Self.markerSamples + maxOffset + 2 * proto.samplesPerTx) * c.ratio + Double(Interpolator.taps)
             guard history.total >= c.start + Int(needed) else { continue }
             c.lengthsTried.insert(proto)
-            guard let offset = initialTiming(start: c.start, protocol: proto, ratio: c.ratio),
-                  let block = spectrum(start: c.start, offset: offset, chunk: 0, protocol: proto, ratio: c.ratio)
-            else { continue }
+            guard let (offset, spectra) = initialTiming(start: c.start, protocol: proto, ratio: c.ratio) else { continue }
+            let shares = spectra[0].logShares
             let ranked = Self.lengthBlocks.indices
-                .map { (length: $0 + 1, score: block.score(of: Self.lengthBlocks[$0])) }
+                .map { (length: $0 + 1, score: ChunkSpectrum.score(of: Self.lengthBlocks[$0], logShares: shares)) }
                 .sorted { $0.score > $1.score }
             for candidate in ranked.prefix(Self.lengthsKept) {
                 c.hypotheses.append(Hypothesis(proto: proto, length: candidate.length, offset: offset))
@@ -317,28 +330,27 @@ public struct GGWaveDecoder: Sendable {
         guard endScore >= Self.endThreshold, energy >= laterEnergy, energy >= earlierEnergy else { return .failed }
 
         let chunks = GGWave.txCount(payloadLength: h.length)
-        guard let offset = bestTiming(start: start, offsets: Self.refineSearch.map { h.offset + $0 },
-                                      chunks: 0..<chunks, protocol: h.proto, ratio: ratio)
+        // The search reads every chunk plainly at each offset: the best one's reading is the message as heard.
+        guard let (offset, heard) = bestTiming(start: start, offsets: Self.refineSearch.map { h.offset + $0 },
+                                               chunks: 0..<chunks, protocol: h.proto, ratio: ratio)
         else { return .failed }
         // Short payloads have only 2 check bytes (one correctable error), too weak to stand on
         // their own: their length block, read hard, must agree too.
         if h.length < 4 {
-            guard let block = spectrum(start: start, offset: offset, chunk: 0, protocol: h.proto, ratio: ratio) else { return .failed }
-            let mismatches = zip(block.bytes.map(\.value), Self.lengthBlocks[h.length - 1]).filter { $0 != $1 }.count
+            let mismatches = zip(heard[0].bytes.map(\.value), Self.lengthBlocks[h.length - 1]).filter { $0 != $1 }.count
             guard mismatches <= 1 else { return .failed }
         }
-        func read(late: Bool) -> [ChunkSpectrum]? {
+        func readLate() -> [ChunkSpectrum]? {
             var spectra: [ChunkSpectrum] = []
             for c in 0..<chunks {
-                guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: h.proto, ratio: ratio, late: late) else {
+                guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: h.proto, ratio: ratio, late: true) else {
                     return nil
                 }
                 spectra.append(s)
             }
             return spectra
         }
-        guard let heard = read(late: false) else { return .failed }
-        guard let decoded = Self.decode(heard, payloadLength: h.length, lateReading: { read(late: true) }) else { return .failed }
+        guard let decoded = Self.decode(heard, payloadLength: h.length, lateReading: readLate) else { return .failed }
         return .decoded(GGWaveReception(payload: decoded.message, protocol: h.proto,
                                         startSample: start + Int((Double(offset) * ratio).rounded()),
                                         corrected: decoded.corrected))

@@ -4,22 +4,43 @@ import Glibc
 /// stream began, so that decoding can look back at a transmission once its end has arrived.
 struct SampleHistory: Sendable {
     let capacity: Int
+    /// The ring, filled up to `capacity` as samples arrive (then overwritten in turn): its memory is
+    /// reserved at construction but not cleared, so a decoder costs nothing for history it never uses.
     private var buffer: [Float]
     /// Samples received since the start.
     private(set) var total = 0
 
     init(capacity: Int) {
         self.capacity = capacity
-        buffer = [Float](repeating: 0, count: capacity)
+        buffer = []
+        buffer.reserveCapacity(capacity)
     }
 
     /// Index of the oldest sample still held.
     var oldest: Int { max(0, total - capacity) }
 
     mutating func append(_ samples: some Collection<Float>) {
-        for s in samples {
-            buffer[total % capacity] = s
-            total += 1
+        if samples.withContiguousStorageIfAvailable({ append(contiguous: $0) }) == nil {
+            Array(samples).withUnsafeBufferPointer { append(contiguous: $0) }
+        }
+    }
+
+    /// Copied in at most three runs: the rest of the first fill, then up to the ring's end, then from its start.
+    private mutating func append(contiguous samples: UnsafeBufferPointer<Float>) {
+        var rest = samples[...]
+        if buffer.count < capacity {
+            let take = min(capacity - buffer.count, rest.count)
+            buffer.append(contentsOf: rest.prefix(take))
+            rest = rest.dropFirst(take)
+            total += take
+        }
+        while !rest.isEmpty {
+            let pos = total % capacity, take = min(capacity - pos, rest.count)
+            buffer.withUnsafeMutableBufferPointer { ring in
+                _ = UnsafeMutableBufferPointer(rebasing: ring[pos..<(pos + take)]).update(fromContentsOf: rest.prefix(take))
+            }
+            rest = rest.dropFirst(take)
+            total += take
         }
     }
 

@@ -61,7 +61,8 @@ public actor Radio {
         self.openTransport = openTransport
         (events, sink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
         if let failure = loop.failure {
-            logger.warning("no radio thread: the radio runs on the shared pool", metadata: ["errno": "\(failure.rawValue)"])
+            logger.warning("no radio thread: the radio runs on the shared pool",
+                           metadata: ["call": "\(failure.call)", "errno": "\(failure.errno.rawValue)"])
         }
     }
 

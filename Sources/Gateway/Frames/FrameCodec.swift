@@ -21,6 +21,12 @@ public struct FrameCodec: Sendable {
         return UInt32(clamping: Int64(seconds) / Int64(rotateSeconds))
     }
 
+    /// How far apart two gateways' clocks may be, in seconds: min(30, rotate_s / 4). A receiver accepts
+    /// the neighbour epochs' frames this close to a rotation, and near its own rotation expects the
+    /// messages it authenticated under either key (`docs/protocol.md`, "Epochs accepted").
+    public var clockSkew: Double { min(Self.maxClockSkew, Double(rotateSeconds) / 4) }
+    public static let maxClockSkew: Double = 30
+
     /// When `epoch` begins (the next rotation is `start(of: epoch + 1)`).
     public func start(of epoch: UInt32) -> Date {
         Date(timeIntervalSince1970: Double(epoch) * Double(rotateSeconds))

@@ -42,6 +42,9 @@ public struct Reassembler: Sendable {
     private var keys: EpochKeyRing
     private var partials: PartialTable
     private var verified: VerifiedCache
+    /// The epoch the verified messages were copied into ahead of our rotation (`follow(clock:)`), nil
+    /// outside that window.
+    private var copiedAhead: UInt32?
 
     public init(codec: FrameCodec, epoch: UInt32, limits: Limits = Limits()) {
         self.codec = codec
@@ -58,42 +61,50 @@ public struct Reassembler: Sendable {
         let old = keys.current.epoch
         guard epoch != old else { return }
         keys.advance(to: epoch, apiKey: codec.apiKeyMaterial)
+        copiedAhead = nil
         let ring = keys
         verified.removeAll(keepingEpochs: { ring.accepts(epoch: $0) })
-        carryVerified(from: old)
+        copyVerified(from: old, to: keys.current, evicting: true)
     }
 
-    /// At a rotation every sender re-encodes its messages under the new key: new id, new ciphertext.
-    /// A presence frame (one chunk, docs/protocol.md "Rotation") is a sighting only through this cache,
-    /// so without this a message we had authenticated was not refreshed until its whole block came
-    /// round again under the new key, up to one round, longer than a short lost_after_s: reported lost
-    /// while its publisher was on the air. The messages authenticated in the ending epoch are entered
-    /// again as the new epoch's frames (what their sender now sends), so their first new frame counts.
-    private mutating func carryVerified(from old: UInt32) {
-        let key = keys.current
-        for (cached, entry) in verified.entries where entry.epoch == old {
-            guard let body = try? FrameCodec.body(of: entry.message, medium: cached.medium) else { continue }
-            let id = body.withUnsafeBytes { key.messageID(body: $0) }
-            _ = finish(.verified(entry.message, body), id: id, key: key, medium: cached.medium, now: entry.lastUsed)
+    /// Narrows the accepted epochs to what the wall clock allows (`docs/protocol.md`, "Epochs accepted"):
+    /// the previous epoch only in the first `codec.clockSkew` seconds of the current one, the next only in
+    /// its last `codec.clockSkew` seconds. A `date` outside the current epoch (the owner has not rotated
+    /// yet, or a clock step) accepts both neighbours, as before. Costs a few comparisons; call it with
+    /// every sighting.
+    public mutating func follow(clock date: Date) {
+        let into = date.timeIntervalSince(codec.start(of: keys.current.epoch))
+        let length = Double(codec.rotateSeconds), skew = codec.clockSkew
+        let inside = into >= 0 && into < length
+        let previous = !inside || into < skew, next = !inside || length - into <= skew
+        if previous != keys.acceptsPrevious || next != keys.acceptsNext {
+            keys.accept(previous: previous, next: next)
+            let ring = keys
+            verified.removeAll(keepingEpochs: { ring.accepts(epoch: $0) })
+        }
+        if !next {
+            copiedAhead = nil
+        } else if copiedAhead != keys.next.epoch {
+            copiedAhead = keys.next.epoch
+            copyVerified(from: keys.current.epoch, to: keys.next, evicting: false)
         }
     }
 
-    /// How far from a rotation a neighbour epoch's frames are still accepted: min(30 s, rotate_s / 4).
-    public var skew: Double { min(30, Double(codec.rotateSeconds) / 4) }
-
-    /// Narrows the accepted epochs to what the wall clock allows (`docs/protocol.md`, "Epochs accepted"):
-    /// the previous epoch only in the first `skew` seconds of the current one, the next only in its last
-    /// `skew` seconds. A `date` outside the current epoch (the owner has not rotated yet, or a clock
-    /// step) accepts both neighbours, as before. Costs a few comparisons; call it with every sighting.
-    public mutating func follow(clock date: Date) {
-        let into = date.timeIntervalSince(codec.start(of: keys.current.epoch))
-        let length = Double(codec.rotateSeconds)
-        let inside = into >= 0 && into < length
-        let previous = !inside || into < skew, next = !inside || length - into <= skew
-        guard previous != keys.acceptsPrevious || next != keys.acceptsNext else { return }
-        keys.accept(previous: previous, next: next)
-        let ring = keys
-        verified.removeAll(keepingEpochs: { ring.accepts(epoch: $0) })
+    /// At a rotation every sender re-encodes its messages under the new key: new id, new ciphertext. A
+    /// presence frame (one chunk, docs/protocol.md "Rotation") is a sighting only through the verified
+    /// cache, so a message we had authenticated was not refreshed until its whole block came round again
+    /// under the new key, up to one round, longer than a short lost_after_s: reported lost while its
+    /// publisher was on the air. So the messages authenticated under `old` are entered again as the
+    /// frames `key` gives them, what their senders send next: at our rotation (evicting, as any new
+    /// entry), and in the last `clockSkew` seconds before it for senders whose clock is ahead (only into
+    /// free room, most recently seen first: a speculative copy never pushes out what is on the air now).
+    private mutating func copyVerified(from old: UInt32, to key: EpochKey, evicting: Bool) {
+        let sources = verified.entries.filter { $0.value.epoch == old }.sorted { $0.value.lastUsed > $1.value.lastUsed }
+        for (cached, entry) in sources {
+            guard let body = try? FrameCodec.body(of: entry.message, medium: cached.medium) else { continue }
+            guard verified.enter(entry.message, body: body, key: key, medium: cached.medium, now: entry.lastUsed,
+                                 copy: true, evicting: evicting) else { return }
+        }
     }
 
     /// Partial messages held right now (at most `limits.maxPartials`).
@@ -241,21 +252,21 @@ public struct Reassembler: Sendable {
     }
 
     /// Remembers an authenticated message with its frames' bytes (ciphertext and chunk tags), so that
-    /// its later chunks are sightings without decryption or HMAC.
+    /// its later chunks are sightings without decryption or HMAC; and, as `copyVerified` does for the
+    /// cache, as the frames of the epoch its sender moves to next while that epoch's are accepted too:
+    /// the current one for a sender still behind us after our rotation, the next one in the last
+    /// `clockSkew` seconds before it.
     private mutating func finish(_ result: Authentication, id: UInt32, key: EpochKey, medium: Medium, now: ContinuousClock.Instant) -> FrameOutcome {
         switch result {
         case .failed(let reason):
             return .dropped(reason)
-        case .verified(let message, var body):
-            body.withUnsafeMutableBufferPointer { key.applyKeystream($0, id: id, offset: 0) }
-            let capacity = medium.chunkCapacity, count = (body.count + capacity - 1) / capacity
-            let tags = (0..<count).map { index in
-                body[(index * capacity)..<min(body.count, (index + 1) * capacity)].withUnsafeBytes {
-                    key.chunkTag(sequence: UInt8(index << 4 | (count - 1)), id: id, ciphertext: $0)
-                }
+        case .verified(let message, let body):
+            verified.enter(message, body: body, id: id, key: key, medium: medium, now: now)
+            if key.epoch == keys.previous?.epoch {
+                verified.enter(message, body: body, key: keys.current, medium: medium, now: now, copy: true)
+            } else if key.epoch == keys.current.epoch, copiedAhead == keys.next.epoch {
+                verified.enter(message, body: body, key: keys.next, medium: medium, now: now, copy: true, evicting: false)
             }
-            verified.insert(VerifiedCache.Key(id: id, medium: medium),
-                            VerifiedCache.Entry(ciphertext: body, tags: tags, message: message, epoch: key.epoch, lastUsed: now))
             return .message(message)
         }
     }

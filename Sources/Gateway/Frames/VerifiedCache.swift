@@ -3,7 +3,8 @@
 /// chunk tags), so every later chunk of the same frame is a sighting that costs a dictionary lookup and a
 /// byte comparison instead of a tag check, decryption and reassembly. Bounded: the least recently seen
 /// entry goes when it is full. Only exact bytes of authenticated frames hit, so the cache never accepts
-/// anything the HMACs would not.
+/// anything the HMACs would not. Near a rotation a message may also be entered under a neighbour
+/// epoch's key (`Reassembler.copyVerified`): the frames its sender sends once it rotates.
 struct VerifiedCache: Sendable {
     struct Key: Hashable, Sendable {
         var id: UInt32
@@ -43,12 +44,30 @@ struct VerifiedCache: Sendable {
         return entry.message
     }
 
-    mutating func insert(_ key: Key, _ entry: Entry) {
-        if entries[key] == nil, entries.count >= capacity,
-           let oldest = entries.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key {
+    /// Enters `message` as the frames it has on `medium` under `key` (what its sender sends in that epoch):
+    /// id, ciphertext and chunk tags computed from its plaintext `body` as the sender does. `id`, when
+    /// given, is the one already checked. A copy (`copy`) keeps an entry already there (it is fresher)
+    /// and, unless `evicting`, only takes free room; returns false when it found none.
+    @discardableResult
+    mutating func enter(_ message: Message, body: [UInt8], id: UInt32? = nil, key: EpochKey, medium: Medium,
+                        now: ContinuousClock.Instant, copy: Bool = false, evicting: Bool = true) -> Bool {
+        let id = id ?? body.withUnsafeBytes { key.messageID(body: $0) }
+        let cacheKey = Key(id: id, medium: medium)
+        if copy, entries[cacheKey] != nil { return true }
+        if entries[cacheKey] == nil, entries.count >= capacity {
+            guard evicting, let oldest = entries.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key else { return false }
             entries[oldest] = nil
         }
-        entries[key] = entry
+        var ciphertext = body
+        ciphertext.withUnsafeMutableBufferPointer { key.applyKeystream($0, id: id, offset: 0) }
+        let capacity = medium.chunkCapacity, count = (ciphertext.count + capacity - 1) / capacity
+        let tags = (0..<count).map { index in
+            ciphertext[(index * capacity)..<min(ciphertext.count, (index + 1) * capacity)].withUnsafeBytes {
+                key.chunkTag(sequence: UInt8(index << 4 | (count - 1)), id: id, ciphertext: $0)
+            }
+        }
+        entries[cacheKey] = Entry(ciphertext: ciphertext, tags: tags, message: message, epoch: key.epoch, lastUsed: now)
+        return true
     }
 
     /// Forgets entries authenticated under an epoch no longer accepted.

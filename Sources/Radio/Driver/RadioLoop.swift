@@ -26,13 +26,21 @@ protocol LoopWatch: AnyObject, Sendable {
 /// deadline as the timeout. Work enqueued from another thread writes a byte to the pipe; work
 /// enqueued on the thread itself does not, the loop looks at its queue before it polls again.
 ///
-/// Should the thread not start (pthread_create failing), jobs and timers still run, one at a time,
-/// on Swift's pool (`failure` says why); only a descriptor cannot be watched then.
+/// Should the thread not start (pipe or pthread_create failing), jobs and timers still run, one at a
+/// time, on Swift's pool (`failure` says why); only a descriptor cannot be watched then.
 final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
     typealias TimerID = Int
+    /// Why a loop has no thread: the call that failed and its errno.
+    struct StartFailure: Error, Equatable, Sendable, CustomStringConvertible {
+        /// "pipe" (the wake-up pipe) or "pthread_create".
+        let call: String
+        let errno: Errno
+        var description: String { "\(call): \(errno)" }
+    }
+
     let name: String
-    /// Why there is no thread (pthread_create's or pipe's errno); nil while it runs.
-    var failure: Errno? { state.withLock { $0.failure } }
+    /// Why there is no thread; nil while it runs.
+    var failure: StartFailure? { state.withLock { $0.failure } }
     /// `failure != nil`, read on every enqueue without the lock.
     private let threadless = Atomic<Bool>(false)
 
@@ -50,7 +58,7 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
         var watches: [any LoopWatch] = []
         var stopping = false
         var thread: OSThread.Joinable?
-        var failure: Errno?
+        var failure: StartFailure?
         /// Without a thread: someone is running the queue.
         var draining = false
     }
@@ -62,27 +70,37 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
     /// Called on the thread just before it polls, its queue found empty (tests wait for it).
     private let willPoll: (@Sendable () -> Void)?
 
-    init(name: String, willPoll: (@Sendable () -> Void)? = nil) {
+    /// `wakePipe` opens the wake-up pipe: pipe(2), unless a test makes it fail.
+    init(name: String, willPoll: (@Sendable () -> Void)? = nil,
+         wakePipe: () throws(Errno) -> (read: Int32, write: Int32) = RadioLoop.openWakePipe) {
         self.name = name
         self.willPoll = willPoll
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
+        do throws(Errno) {
+            (wakeRead, wakeWrite) = try wakePipe()
+        } catch {
             (wakeRead, wakeWrite) = (-1, -1)
-            runWithoutThread(because: .current)
+            runWithoutThread(because: StartFailure(call: "pipe", errno: error))
             return
         }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, O_NONBLOCK)   // a full pipe already wakes; the loop drains without blocking
-        }
-        (wakeRead, wakeWrite) = (ends[0], ends[1])
         do throws(Errno) {
             // The thread holds the loop until it ends (`shutdown`), so it never outlives it.
             let thread = try OSThread.spawn(name: name) { [self] in loop() }
             state.withLock { $0.thread = thread }
         } catch {
-            runWithoutThread(because: error)
+            runWithoutThread(because: StartFailure(call: "pthread_create", errno: error))
         }
+    }
+
+    /// pipe(2), both ends close-on-exec and non-blocking (a full pipe already wakes; the loop drains
+    /// without blocking).
+    static func openWakePipe() throws(Errno) -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [-1, -1]
+        try SystemCall.retrying { pipe(&ends) }
+        for end in ends {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, O_NONBLOCK)
+        }
+        return (ends[0], ends[1])
     }
 
     deinit {
@@ -161,7 +179,7 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
 
     /// Polls `watch`'s descriptor from now on, until its `interest()` answers nil. Throws why the
     /// loop has no thread.
-    func watch(_ watch: any LoopWatch) throws(Errno) {
+    func watch(_ watch: any LoopWatch) throws(StartFailure) {
         if let failure { throw failure }
         state.withLock { $0.watches.append(watch) }
         if !isCurrent { wake() }
@@ -195,7 +213,7 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
 
     // MARK: internals
 
-    private func runWithoutThread(because error: Errno) {
+    private func runWithoutThread(because error: StartFailure) {
         state.withLock { $0.failure = error }
         threadless.store(true, ordering: .releasing)
     }
@@ -229,7 +247,10 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
     /// The loop thread: runs what is queued and due, then polls until more is.
     private func loop() {
         runner.store(UInt(pthread_self()), ordering: .releasing)
+        // Kept across turns (capacity and all), so a wake-up allocates nothing.
         var fds: [pollfd] = []
+        var interests: [(fd: Int32, events: Int16)?] = []
+        var drain = [UInt8](repeating: 0, count: 64)
         while true {
             let (work, due, watches, timeout, stopping) = state.withLock { state in
                 let work = state.work
@@ -246,14 +267,16 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
             // What ran may have queued more or armed an earlier timer: look again before sleeping.
             if !work.isEmpty || !due.isEmpty { continue }
             if stopping { break }
-            let interests = watches.map { $0.interest() }
+            interests.removeAll(keepingCapacity: true)
+            for watch in watches { interests.append(watch.interest()) }
             if interests.contains(where: { $0 == nil }) {
                 let finished = zip(watches, interests).filter { $0.1 == nil }.map(\.0)
                 state.withLock { state in state.watches.removeAll { watch in finished.contains { $0 === watch } } }
                 continue
             }
-            fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-                + interests.map { pollfd(fd: $0!.fd, events: $0!.events, revents: 0) }
+            fds.removeAll(keepingCapacity: true)
+            fds.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+            for interest in interests { fds.append(pollfd(fd: interest!.fd, events: interest!.events, revents: 0)) }
             willPoll?()
             do throws(Errno) {
                 try SystemCall.retrying { poll(&fds, nfds_t(fds.count), timeout) }
@@ -262,7 +285,6 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
                 continue
             }
             if fds[0].revents != 0 {
-                var drain = [UInt8](repeating: 0, count: 64)
                 while read(wakeRead, &drain, drain.count) > 0 {}
             }
             for (watch, polled) in zip(watches, fds.dropFirst()) where polled.revents != 0 { watch.ready(polled.revents) }

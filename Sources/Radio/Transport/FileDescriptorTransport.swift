@@ -62,10 +62,10 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
         ownsLoop = loop == nil
         (incoming, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.bufferedPackets))
         state = Mutex(State(fd: fd))
-        do throws(Errno) {
+        do throws(RadioLoop.StartFailure) {
             try self.loop.watch(self)
         } catch {
-            let failure = RadioError.system("pthread_create", device: device, errno: error.rawValue)
+            let failure = RadioError.system(error.call, device: device, errno: error.errno.rawValue)
             finish(cause: failure)
             throw failure
         }

@@ -1,4 +1,5 @@
 import Testing
+import SystemCall
 
 @testable import Radio
 
@@ -149,5 +150,20 @@ import Glibc
         #expect(error?.kind == .unavailable)
         let long = #expect(throws: RadioError.self) { _ = try RadioDevice.h4(path: "/" + String(repeating: "x", count: 200)).open() }
         #expect(long?.message.contains("at most") == true)
+    }
+
+    /// A loop whose wake-up pipe could not be made (EMFILE) has no thread: the transport's error names
+    /// pipe and its errno, not pthread_create, which never ran.
+    @Test func aLoopWithoutItsWakePipeIsReportedAsPipeFailing() throws {
+        let loop = RadioLoop(name: "no-pipe", wakePipe: { () throws(Errno) in throw Errno(rawValue: EMFILE) })
+        defer { loop.shutdown() }
+        #expect(loop.failure == RadioLoop.StartFailure(call: "pipe", errno: Errno(rawValue: EMFILE)))
+        var fds: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        defer { Glibc.close(fds[1]) }
+        let error = #expect(throws: RadioError.self) { _ = try FileDescriptorTransport(fd: fds[0], device: "pair", loop: loop) }
+        #expect(error?.operation == "pipe")
+        #expect(error?.errno == EMFILE)
+        #expect(error?.device == "pair")
     }
 }
