@@ -143,14 +143,19 @@ public struct GGWaveDecoder: Sendable {
 
     /// The chunk's samples as the transmitter's clock had them: read straight from the history when
     /// the clocks agree within `plainRatioTolerance`, else resampled by the candidate's ratio (which
-    /// also puts the tones back on their bins). `coarse`: never resampled, only placed by the ratio
-    /// (for the coarse timing search, where ±1000 ppm moves the tones by < 0.4 bin alike at every
-    /// offset, and resampling would be most of the decoder's cost).
+    /// also puts the tones back on their bins). `coarse` (the coarse timing search): read from
+    /// `span`, resampled once for all offsets, when the clock is off, else placed by the ratio.
     private func spectrum(start: Int, offset: Int, chunk: Int, protocol proto: GGWaveProtocol, ratio: Double,
-                          late: Bool = false, coarse: Bool = false) -> ChunkSpectrum? {
+                          late: Bool = false, coarse: Bool = false, span: ResampledSpan? = nil) -> ChunkSpectrum? {
         let nominal = offset + Self.markerSamples + chunk * proto.samplesPerTx
         let first: Int
-        if coarse {
+        if let span, coarse {
+            let from = nominal - span.first
+            guard from >= 0, from + proto.samplesPerTx <= span.samples.count else { return nil }
+            return span.samples.withUnsafeBufferPointer {
+                demodulator.spectrum(UnsafeBufferPointer(rebasing: $0[from..<(from + proto.samplesPerTx)]), protocol: proto)
+            }
+        } else if coarse {
             first = start + Int((Double(nominal) * ratio).rounded())
         } else if abs(ratio - 1) < Self.plainRatioTolerance {
             first = start + nominal
@@ -213,7 +218,7 @@ public struct GGWaveDecoder: Sendable {
     /// cleanly as 0 and 1 — in a room even more cleanly, their echoes having built up.
     /// Returns the best offset with its chunks' spectra (the plain reading there, reused by callers).
     private func bestTiming(start: Int, offsets: [Int], chunks: Range<Int>, protocol proto: GGWaveProtocol, ratio: Double,
-                            coarse: Bool = false) -> (offset: Int, spectra: [ChunkSpectrum])? {
+                            coarse: Bool = false, span: ResampledSpan? = nil) -> (offset: Int, spectra: [ChunkSpectrum])? {
         var best: (offset: Int, score: Float, spectra: [ChunkSpectrum])?
         // Coarse steps are whole multiples of 256 samples, and a [U] Fastest chunk is 12 of them:
         // offset o's chunk c is offset o + 3072's chunk c − 1, read once (by its place in the message).
@@ -231,7 +236,8 @@ public struct GGWaveDecoder: Sendable {
                     (alignment, aboveMarker) = known
                 } else {
                     // Offsets reaching before the stream began are simply not candidates.
-                    guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: proto, ratio: ratio, coarse: coarse)
+                    guard let s = spectrum(start: start, offset: offset, chunk: c, protocol: proto, ratio: ratio, coarse: coarse,
+                                           span: span)
                     else {
                         complete = false
                         break
@@ -252,10 +258,29 @@ public struct GGWaveDecoder: Sendable {
         return best.map { ($0.offset, $0.spectra) }
     }
 
-    /// The chunk timing around the detected marker start: coarse, then fine around the best.
+    /// Samples resampled to the transmitter's clock; `first` is the nominal offset (from the marker
+    /// start, transmitter samples) of `samples[0]`.
+    private struct ResampledSpan {
+        var first: Int
+        var samples: [Float]
+    }
+
+    /// The chunk timing around the detected marker start: coarse, then fine around the best. The
+    /// coarse offsets read one span resampled once for all of them when the clock is off: read as
+    /// they are, a chunk folded onto one frame cancels where its tones drift a whole turn over the
+    /// chunk (a tone moves by −ε·bin: at ~300 ppm for `[U] Normal`'s 9 frames, ~450 ppm for
+    /// `[U] Fast`'s 6, ~900 ppm for `[U] Fastest`'s 3), and the search then prefers an edge offset
+    /// that reads only part of each tone (2 frames off: the wrong lengths' end markers pass).
     private func initialTiming(start: Int, protocol proto: GGWaveProtocol, ratio: Double) -> (offset: Int, spectra: [ChunkSpectrum])? {
+        var span: ResampledSpan?
+        if abs(ratio - 1) >= Self.plainRatioTolerance {
+            let first = Self.coarseSearch.min()! + Self.markerSamples - proto.samplesPerTx
+            let count = Self.coarseSearch.max()! + Self.markerSamples + 2 * proto.samplesPerTx - first
+            span = history.interpolated(from: Double(start) + Double(first) * ratio, count: count, step: ratio)
+                .map { ResampledSpan(first: first, samples: $0) }
+        }
         guard let coarse = bestTiming(start: start, offsets: Self.coarseSearch, chunks: 0..<2, protocol: proto, ratio: ratio,
-                                      coarse: true)?.offset
+                                      coarse: true, span: span)?.offset
         else { return nil }
         return bestTiming(start: start, offsets: Self.fineSearch.map { coarse + $0 }, chunks: 0..<2, protocol: proto, ratio: ratio)
     }
@@ -296,7 +321,8 @@ public struct GGWaveDecoder: Sendable {
         let shifted = abs(ratio - 1) >= Self.shiftedEndTolerance
         guard let endScore = detector.endScore(windowStart: endMarker, slack: Self.endSlack, shifted: shifted),
               let energy = detector.endEnergy(windowStart: endMarker, slack: Self.endSlack, shifted: shifted),
-              let laterEnergy = detector.endEnergy(windowStart: later, slack: Self.endSlack, shifted: shifted)
+              let laterEnergy = detector.endEnergy(windowStart: later, slack: Self.endSlack, shifted: shifted),
+              let earlierEnergy = detector.endEnergy(windowStart: 2 * endMarker - later, slack: Self.endSlack, shifted: shifted)
         else {
             return detector.blocks * MarkerDetector.blockSize < later + Self.markerSamples + 8 * MarkerDetector.blockSize
                 ? .waiting : .failed
@@ -305,7 +331,10 @@ public struct GGWaveDecoder: Sendable {
         // faster rate repeats chunks and can pass the code (a 1-byte payload then reads as its own
         // length block), but it puts the end marker some frames before the real one, where the
         // marker energy still grows further on.
-        guard endScore >= Self.endThreshold, energy >= laterEnergy else { return .failed }
+        // Nor a chunk later than it is: a length that adds a chunk reads the true codeword shifted
+        // with the end marker's first tones after it, which the code takes for a few errors (the
+        // payload plus its first check bytes), so the energy must not grow earlier on either.
+        guard endScore >= Self.endThreshold, energy >= laterEnergy, energy >= earlierEnergy else { return .failed }
 
         let chunks = GGWave.txCount(payloadLength: h.length)
         // The search reads every chunk plainly at each offset: the best one's reading is the message as heard.

@@ -12,22 +12,37 @@ import Testing
             let seed = ChannelCells.seed(base: 1, cell: cell, protocol: proto, trial: trial)
             var random = SeededGenerator(seed: seed)
             let payload = random.bytes(16)
-            let t = ChannelSimulator.trial(try GGWaveEncoder.encode(payload, protocol: proto, volume: 50), channel: channel, seed: seed)
-            var decoder = GGWaveDecoder()
-            var found: [[UInt8]] = []
-            var i = 0
-            while i < t.samples.count {
-                found += decoder.feed(Array(t.samples[i..<min(i + 1024, t.samples.count)]))
-                i += 1024
-            }
-            if found == [payload] { ok += 1 }
+            if try decoded(payload, protocol: proto, channel: channel, seed: seed) == [payload] { ok += 1 }
         }
         return ok
+    }
+
+    /// Every payload the receiver reports from `payload` sent through `channel`.
+    static func decoded(_ payload: [UInt8], protocol proto: GGWaveProtocol, channel: Channel, seed: UInt64) throws -> [[UInt8]] {
+        let t = ChannelSimulator.trial(try GGWaveEncoder.encode(payload, protocol: proto, volume: 50), channel: channel, seed: seed)
+        return GGWaveDecoder.payloads(in: t.samples)
     }
 
     @Test(arguments: ["clock+1000ppm", "clock-1000ppm", "clock+200ppm"], GGWaveProtocol.allCases)
     func clockOffset(cell: String, proto: GGWaveProtocol) throws {
         #expect(try Self.successes(cell: cell, protocol: proto, trials: 4) == 4)
+    }
+
+    /// Offsets between those: read without resampling, a chunk folded onto one frame cancels where
+    /// its tones drift a whole turn over the chunk (about 300 ppm for [U] Normal, 450 for [U] Fast,
+    /// 900 for [U] Fastest). Before the coarse timing search read a resampled span, the receiver
+    /// took a timing 2 frames off there and missed, or reported a longer payload (the true one and
+    /// its first check bytes, which the code accepts). Never a wrong payload.
+    @Test(arguments: [300.0, -400, 600, -700, 900], GGWaveProtocol.allCases)
+    func clockOffsetBetween(ppm: Double, proto: GGWaveProtocol) throws {
+        let cell = "clock\(ppm)ppm-32B"
+        for trial in 0..<2 {
+            let seed = ChannelCells.seed(base: 1, cell: cell, protocol: proto, trial: trial)
+            var random = SeededGenerator(seed: seed)
+            let payload = random.bytes(32)
+            let found = try Self.decoded(payload, protocol: proto, channel: Channel(clockPPM: ppm, snrDB: 10), seed: seed)
+            #expect(found == [payload], "trial \(trial): \(found.map { $0.count }) bytes found")
+        }
     }
 }
 

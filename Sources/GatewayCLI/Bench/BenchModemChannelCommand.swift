@@ -44,13 +44,7 @@ struct BenchModemChannelCommand: ParsableCommand {
                     let hex = payload.map { String(cFormat: "%02x", $0) }.joined()
                     manifest += "\(file)\t\(proto.ggwaveID)\t\(name)\t\(hex)\t\(t.beaconStart)\n"
                     if decode {
-                        var decoder = GGWaveDecoder()
-                        var found: [[UInt8]] = []
-                        var i = 0
-                        while i < t.samples.count {
-                            found += decoder.feed(Array(t.samples[i..<min(i + 1024, t.samples.count)]))
-                            i += 1024
-                        }
+                        let found = GGWaveDecoder.payloads(in: t.samples)
                         counts["\(name) \(proto)", default: 0] += found == [payload] ? 1 : 0
                     }
                 }

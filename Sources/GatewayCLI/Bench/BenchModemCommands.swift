@@ -56,13 +56,7 @@ struct BenchModemDecodeCommand: ParsableCommand {
         let elapsed = try clock.measure {
             for file in files {
                 let audio = try WAVFile.read(path: file)
-                var decoder = GGWaveDecoder()
-                var payloads: [[UInt8]] = []
-                var i = 0
-                while i < audio.samples.count {
-                    payloads += decoder.feed(Array(audio.samples[i..<min(i + 1024, audio.samples.count)]))
-                    i += 1024
-                }
+                let payloads = GGWaveDecoder.payloads(in: audio.samples)
                 audioSeconds += Double(audio.samples.count) / Double(audio.sampleRate)
                 found[PathText.lastComponent(file)] = payloads.map { $0.map { String(cFormat: "%02x", $0) }.joined() }
             }
