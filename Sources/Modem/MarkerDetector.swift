@@ -330,50 +330,55 @@ struct MarkerDetector: Sendable {
     private mutating func scoreAsleep(around start: Int, slack: Int) -> Bool {
         let center = Self.block(windowStart: start)
         guard center - slack >= 0, center + slack < blocks else { return true }   // `lookup` says nil
-        for c in (center - slack)...(center + slack) where endScores[c % endScores.count].isNaN {
-            guard scoreAsleep(block: c) else { return false }
-        }
-        return true
+        let range = (center - slack)...(center + slack)
+        guard let firstMissing = range.first(where: { endScores[$0 % endScores.count].isNaN }) else { return true }
+        return scoreAsleep(blocks: firstMissing...range.upperBound)
     }
 
-    /// The 0 ppm window ending at block `c`, slept through: the whole frames in it from their
-    /// spectra, the blocks at its two ends from their samples; scored as `scoreBlock` scores a
-    /// block with the clock hypotheses off. (Sums in another order than the sliding window's, so
-    /// equal to it to rounding: ~1e-7 of the window's energy.)
-    private mutating func scoreAsleep(block c: Int) -> Bool {
+    /// The 0 ppm windows ending at blocks `range` that were slept through: the first from the whole
+    /// frames in it (their spectra) and the blocks at its two ends (their samples), the next ones
+    /// slid from it a block at a time; scored as `scoreBlock` scores a block with the clock
+    /// hypotheses off. (Sums in another order than the streamed window's, so equal to it to
+    /// rounding: ~1e-7 of the window's energy.)
+    private mutating func scoreAsleep(blocks range: ClosedRange<Int>) -> Bool {
         let bpf = Self.blocksPerFrame, nb = Self.bins
-        let first = c - Self.windowBlocks + 1
+        let c = range.lowerBound, first = c - Self.windowBlocks + 1
         // Whole frames f in the window: first ≤ 16f and 16f + 15 ≤ c (floor division, first may be < 0).
         let firstFrame = -Self.floorDivision(-first, bpf), lastFrame = (c + 1) / bpf - 1
         let newestFrame = samplesSeen / GGWave.samplesPerFrame - 1
         guard newestFrame - max(firstFrame, 0) < Self.spectrumFrames,
               max(first, 0) * Self.blockSize >= samplesSeen - Self.sampleRingCount
         else { return false }
-        withUnsafeTemporaryAllocation(of: Float.self, capacity: 4 * nb) { work in
-            let sum = UnsafeMutableBufferPointer(rebasing: work[0..<(2 * nb)])
-            let block = UnsafeMutableBufferPointer(rebasing: work[(2 * nb)..<(4 * nb)])
-            sum.update(repeating: 0)
-            for f in firstFrame...lastFrame where f >= 0 {
-                let slot = f % Self.spectrumFrames * 2 * nb
-                for i in 0..<(2 * nb) { sum[i] += frameSpectra[slot + i] }
-            }
+        // Arrays (a read is rare), so that no access to the ring overlaps the scoring below.
+        var sum = [Float](repeating: 0, count: 2 * nb), block = [Float](repeating: 0, count: 2 * nb)
+        for f in firstFrame...lastFrame where f >= 0 {
+            let slot = f % Self.spectrumFrames * 2 * nb
+            for i in 0..<(2 * nb) { sum[i] += frameSpectra[slot + i] }
+        }
+        func add(_ m: Int, _ sign: Float) {
+            guard m >= 0 else { return }
             sampleRing.withUnsafeBufferPointer { samples in
-                func add(_ m: Int) {
-                    Self.partialDFT(ofBlock: m, ring: samples, into: block)
-                    for i in 0..<(2 * nb) { sum[i] += block[i] }
-                }
-                for m in first..<(firstFrame * bpf) where m >= 0 { add(m) }
-                for m in ((lastFrame + 1) * bpf)..<(c + 1) { add(m) }
+                block.withUnsafeMutableBufferPointer { Self.partialDFT(ofBlock: m, ring: samples, into: $0) }
             }
+            for i in 0..<(2 * nb) { sum[i] += sign * block[i] }
+        }
+        for m in first..<(firstFrame * bpf) { add(m, 1) }
+        for m in ((lastFrame + 1) * bpf)..<(c + 1) { add(m, 1) }
+        for b in range {
+            if b > c {
+                add(b, 1)
+                add(b - Self.windowBlocks, -1)
+            }
+            guard endScores[b % endScores.count].isNaN else { continue }
             let o = Self.zeroHypothesis * nb
             for k in 0..<nb { energies[o + k] = sum[2 * k] * sum[2 * k] + sum[2 * k + 1] * sum[2 * k + 1] }
+            let endScore = 1 - share(Self.zeroHypothesis)
+            let endMetric = Float(trimmedSums(Self.zeroHypothesis).largest * -1)
+            endScores[b % endScores.count] = endScore
+            shiftedEndScores[b % shiftedEndScores.count] = endScore
+            endEnergies[b % endEnergies.count] = endMetric
+            shiftedEndEnergies[b % shiftedEndEnergies.count] = endMetric
         }
-        let endScore = 1 - share(Self.zeroHypothesis)
-        let endMetric = Float(trimmedSums(Self.zeroHypothesis).largest * -1)
-        endScores[c % endScores.count] = endScore
-        shiftedEndScores[c % shiftedEndScores.count] = endScore
-        endEnergies[c % endEnergies.count] = endMetric
-        shiftedEndEnergies[c % shiftedEndEnergies.count] = endMetric
         return true
     }
 
