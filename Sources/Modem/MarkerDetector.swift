@@ -149,10 +149,17 @@ struct MarkerDetector: Sendable {
     struct Wakefulness {
         static let wakeShare: Float = 0.65
         static let sleepShare: Float = 0.6
+        /// A matched-clock marker waits for its peak this many frames at most (it lasts 16).
+        static let maxPendingFrames = 20
         var isAwake = false
         /// For tests: never sleep (the detector as it was before it slept).
         var stayAwake = false
+        /// While waiting for a marker's peak: the last frame's window marker energy.
+        var pendingDifference: Float?
+        var pendingFrames = 0
     }
+    /// Per frame (the last 32), whether the off-clock trigger fired and could switch anything on.
+    private var fired = [Bool](repeating: false, count: 32)
     /// Blocks scored as they came (not slept through), for tests.
     private(set) var blocksAwake = 0
 
@@ -215,8 +222,8 @@ struct MarkerDetector: Sendable {
                 // The trigger keeps nothing on while the marker just reported fills the window (as
                 // in `finishBlock`), so it wakes nothing there either.
                 let triggered = frameEnded()
-                if (triggered && blocks + Self.blocksPerFrame > quietUntilBlock) || mustWake() {
-                    found += wakeUp(triggered: triggered)
+                if let replay = wakeAfterFrame(triggered: triggered) {
+                    found += wakeUp(replayingFrames: replay)
                 } else {
                     skipFrame()
                 }
@@ -284,9 +291,16 @@ struct MarkerDetector: Sendable {
     /// blocks before that frame, the sums are rebuilt from it, and the frame's 16 blocks are then
     /// scored as if the detector had been awake all along (a marker crossing the threshold inside
     /// the frame is found at the same block).
-    private mutating func wakeUp(triggered: Bool) -> [Detection] {
-        let first = blocks, last = blocks + Self.blocksPerFrame - 1
+    private mutating func wakeUp(replayingFrames replay: Int) -> [Detection] {
+        // The frames before the one just ended were skipped: score them again.
+        blocks -= (replay - 1) * Self.blocksPerFrame
+        let first = blocks, last = first + replay * Self.blocksPerFrame - 1
         let nb = Self.bins
+        // What the trigger switched on before the replay, as if awake all along.
+        for f in (first / Self.blocksPerFrame - Self.windowBlocks / Self.blocksPerFrame)..<(first / Self.blocksPerFrame)
+        where f >= 0 && fired[f % fired.count] {
+            offClockUntil = max(offClockUntil, (f + 1) * Self.blocksPerFrame - 1 + Self.windowBlocks)
+        }
         sampleRing.withUnsafeBufferPointer { samples in
             blockRing.withUnsafeMutableBufferPointer { ring in
                 for m in (first - Self.windowBlocks)..<first {
@@ -303,7 +317,8 @@ struct MarkerDetector: Sendable {
                 partial.withUnsafeMutableBufferPointer { Self.partialDFT(ofBlock: m, ring: samples, into: $0) }
             }
             filled = Self.blockSize
-            if let start = finishBlock(triggered: triggered && m == last) { found.append(start) }
+            let frameLast = (m + 1) % Self.blocksPerFrame == 0
+            if let start = finishBlock(triggered: frameLast && fired[m / Self.blocksPerFrame % fired.count]) { found.append(start) }
         }
         if maySleep() { fallAsleep() }
         return found
@@ -428,7 +443,7 @@ struct MarkerDetector: Sendable {
             let (re, im) = (frameSpectra[spectrumSlot + 2 * k], frameSpectra[spectrumSlot + 2 * k + 1])
             frameEnergies[row + k] = re * re + im * im
         }
-        return Self.triggerRules.contains { rule in
+        let fires = Self.triggerRules.contains { rule in
             var share: Float = 0
             var leaning = 0
             for pair in 0..<GGWave.markerPairs {
@@ -445,32 +460,64 @@ struct MarkerDetector: Sendable {
             let shareMet = share / Float(GGWave.markerPairs) >= rule.share, leaningMet = leaning >= rule.leaning
             return rule.both ? shareMet && leaningMet : shareMet || leaningMet
         }
+        // A trigger while the marker just reported still fills the window keeps nothing on.
+        fired[newest % fired.count] = fires && (newest + 1) * Self.blocksPerFrame - 1 >= quietUntilBlock
+        return fires
     }
 
-    /// Asleep, at a frame's end (`blocks` is its first block): wake when the 0 ppm window ending
-    /// there looks like a start marker, when the receiver will read end scores in this frame or
-    /// the next, or when it keeps the clock hypotheses.
-    private func mustWake() -> Bool {
-        if keepClockHypotheses { return true }
+    /// Asleep, at a frame's end (`blocks` is its first block): how many frames to score again on
+    /// waking, or nil to sleep on. The detector wakes when the off-clock trigger fires (the 0 ppm
+    /// window cancels at those clocks: at once), while the receiver keeps the clock hypotheses, and
+    /// for a start marker on the matched clock, seen as the 0 ppm window ending at this frame
+    /// having a start share ≥ 0.65: then not before the window has passed it, when its marker
+    /// energy stops growing (the candidate's best block is where the window lines up with the
+    /// marker, within half a frame of the best frame boundary), scoring the last two frames again.
+    /// Every block a candidate could open, be tracked or peak at is scored, as if awake all along.
+    private mutating func wakeAfterFrame(triggered: Bool) -> Int? {
+        if keepClockHypotheses { return pendingWake() ?? 1 }
         // No candidate can open before `quietUntilBlock`: the marker just reported fills the window.
-        guard blocks + Self.blocksPerFrame > quietUntilBlock else { return false }
-        let share: Float = withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * Self.bins) { sums in
+        guard blocks + Self.blocksPerFrame > quietUntilBlock else { return pendingWake() }
+        let window = alignedWindow()
+        guard window.share >= Wakefulness.wakeShare else {
+            return triggered ? pendingWake() ?? 1 : pendingWake()
+        }
+        if let previous = wake.pendingDifference,
+           window.difference < previous || wake.pendingFrames >= Wakefulness.maxPendingFrames {
+            return pendingWake()
+        }
+        wake.pendingDifference = window.difference
+        wake.pendingFrames += 1
+        return nil
+    }
+
+    /// Ends a wait for a marker's peak: the two frames around it are scored again.
+    private mutating func pendingWake() -> Int? {
+        guard wake.pendingDifference != nil else { return nil }
+        wake.pendingDifference = nil
+        wake.pendingFrames = 0
+        return 2
+    }
+
+    /// The 0 ppm window ending at the last frame boundary (the last 16 frames' spectra summed): its
+    /// start share, and its start-marker energy minus end-marker energy over the pairs.
+    private func alignedWindow() -> (share: Float, difference: Float) {
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * Self.bins) { sums in
             sums.update(repeating: 0)
             let newest = samplesSeen / GGWave.samplesPerFrame - 1
             for age in 0..<GGWave.markerFrames where newest - age >= 0 {
                 let slot = (newest - age) % Self.spectrumFrames * 2 * Self.bins
                 for i in 0..<(2 * Self.bins) { sums[i] += frameSpectra[slot + i] }
             }
-            var share: Float = 0
+            var share: Float = 0, difference: Float = 0
             for pair in 0..<GGWave.markerPairs {
                 let (lo, hi) = (sums[4 * pair] * sums[4 * pair] + sums[4 * pair + 1] * sums[4 * pair + 1],
                                 sums[4 * pair + 2] * sums[4 * pair + 2] + sums[4 * pair + 3] * sums[4 * pair + 3])
                 let (on, off) = pair % 2 == 0 ? (lo, hi) : (hi, lo)
                 share += (on + 1e-30) / (on + off + 2e-30)
+                difference += on - off
             }
-            return share
+            return (share / Float(GGWave.markerPairs), difference)
         }
-        return share / Float(GGWave.markerPairs) >= Wakefulness.wakeShare
     }
 
     /// Awake, after a frame's last block: sleep when nothing is tracked or waited for and the
