@@ -741,8 +741,11 @@ struct MarkerDetector: Sendable {
         func merge(_ lo: Int, _ hi: Int, _ r: Int) -> [(UInt8, UInt8)] {
             let step = 2 * r
             guard step < hi - lo else { return [(UInt8(lo), UInt8(lo + r))] }
-            return merge(lo, hi, step) + merge(lo + r, hi, step)
-                + stride(from: lo + r, to: hi - r, by: step).map { (UInt8($0), UInt8($0 + r)) }
+            // Three typed parts: Swift 6.2.3 cannot type-check the one-expression sum in time.
+            let evens: [(UInt8, UInt8)] = merge(lo, hi, step)
+            let odds: [(UInt8, UInt8)] = merge(lo + r, hi, step)
+            let across: [(UInt8, UInt8)] = stride(from: lo + r, to: hi - r, by: step).map { (UInt8($0), UInt8($0 + r)) }
+            return evens + odds + across
         }
         func sort(_ lo: Int, _ hi: Int) -> [(UInt8, UInt8)] {
             guard hi - lo >= 1 else { return [] }
