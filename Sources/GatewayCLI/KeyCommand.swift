@@ -1,6 +1,5 @@
 import ArgumentParser
 import Gateway
-import SystemCall
 
 struct KeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -14,11 +13,10 @@ struct KeyCommand: ParsableCommand {
     )
 
     func run() throws {
-        do throws(Errno) {
-            let bytes = try SystemCall.randomBytes(APIKeyStrength.generatedLength)
-            Console.out(APIKeyStrength.generate(randomBytes: bytes) + "\n")
-        } catch {
-            throw CommandFailure("getrandom: \(error)")
-        }
+        // Swift's system generator is getrandom(2) on Linux (blocking only until the kernel's pool is
+        // first seeded at boot); Glibc's module does not export getrandom itself.
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<APIKeyStrength.generatedLength).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        Console.out(APIKeyStrength.generate(randomBytes: bytes) + "\n")
     }
 }

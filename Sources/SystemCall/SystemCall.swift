@@ -82,20 +82,6 @@ public enum SystemCall {
         }.get()
     }
 
-    /// `count` bytes from the kernel's random source (getrandom(2), blocking only until the pool is
-    /// first seeded at boot): for secrets such as a new api_key, never a seeded generator.
-    public static func randomBytes(_ count: Int) throws(Errno) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let n = try bytes.withUnsafeMutableBytes { raw in
-                Result { () throws(Errno) in try retrying { getrandom(raw.baseAddress! + filled, count - filled, 0) } }
-            }.get()
-            filled += n
-        }
-        return bytes
-    }
-
     /// The whole file at `path` (open, read to the end, close), without Foundation's `Data(contentsOf:)`
     /// and its Cocoa errors: a failure is the errno of the call that failed.
     public static func readFile(_ path: String) throws(Errno) -> [UInt8] {

@@ -22,6 +22,7 @@ actor MessageManager {
     private(set) var state: GatewayState
     private(set) var publications: [PublicationID: Publication] = [:]
     private var nextPublication = 1
+    private var nextSubscription = 1
     private(set) var subscriptions: [Subscription]
     /// Sightings and audio payloads through the frame codec into the found set (the synchronous part).
     var inbound: AirIngest
@@ -113,7 +114,8 @@ actor MessageManager {
         let previousEpoch = epoch
         epoch = newSettings.codec.epoch(at: Date())
         inbound.replaceReassembler(Reassembler(codec: newSettings.codec, epoch: epoch))
-        subscriptions = newSettings.subscriptions
+        // Run-time subscriptions stay with their connections, like run-time publications.
+        subscriptions = newSettings.subscriptions + subscriptions.filter { $0.owner != nil }
         for publication in newSettings.publications { _ = addPublication(publication, owner: nil) }
         if !debug { logLevel.value = logLevel.base(configured: newSettings.logLevel) }
         logger.info("config reloaded", metadata: ["publications": "\(publications.count)", "subscriptions": "\(subscriptions.count)",
@@ -162,10 +164,35 @@ actor MessageManager {
 
     func clientGone(_ client: Int) async {
         let owned = publications.values.filter { $0.owner == client }.map(\.id)
-        guard !owned.isEmpty else { return }
+        let subscribed = subscriptions.count { $0.owner == client }
+        guard !owned.isEmpty || subscribed > 0 else { return }
         for id in owned { publications[id] = nil; scanWindows[id] = nil }
-        logger.info("client gone: its publications end", metadata: ["client": "\(client)", "count": "\(owned.count)"])
+        subscriptions.removeAll { $0.owner == client }
+        if !owned.isEmpty {
+            logger.info("client gone: its publications end", metadata: ["client": "\(client)", "count": "\(owned.count)"])
+        }
+        if subscribed > 0 {
+            logger.info("client gone: its subscriptions end", metadata: ["client": "\(client)", "count": "\(subscribed)"])
+        }
         await apply()
+    }
+
+    /// The handle number of the next run-time subscription (`s<N>`).
+    func takeSubscriptionHandle() -> Int {
+        defer { nextSubscription += 1 }
+        return nextSubscription
+    }
+
+    func addSubscription(_ subscription: Subscription) async {
+        subscriptions.append(subscription)
+        await apply()
+    }
+
+    func removeSubscription(handle: Int, owner: Int) async -> Bool {
+        guard let index = subscriptions.firstIndex(where: { $0.handle == handle && $0.owner == owner }) else { return false }
+        subscriptions.remove(at: index)
+        await apply()
+        return true
     }
 
     // MARK: State changes
