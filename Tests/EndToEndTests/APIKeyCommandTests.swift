@@ -29,8 +29,8 @@ struct APIKeyCommandTests {
         let config = TestGatewayConfig(apiKey: first, folder: folder, name: "strong")
         let path = try config.write()
         let check = try GatewayProcess(arguments: ["check-config", "--config", path], configPath: path)
-        #expect(try await check.waitForExit(timeout: .seconds(30)) == 0, check.log)
-        #expect(!check.log.contains("warning"), check.log)
+        #expect(try await check.waitForExit(timeout: .seconds(30)) == 0, "\(check.log)")
+        #expect(!check.log.contains("warning"), "\(check.log)")
         #expect(!check.log.contains(first), "check-config printed the key:\n\(check.log)")
     }
 
@@ -39,9 +39,9 @@ struct APIKeyCommandTests {
         let folder = try TemporaryFolder("apikey-weak")
         let path = try TestGatewayConfig(apiKey: key, folder: folder, name: "weak").write()
         let check = try GatewayProcess(arguments: ["check-config", "--config", path], configPath: path)
-        #expect(try await check.waitForExit(timeout: .seconds(30)) == 0, check.log)
-        #expect(check.log.contains("\(path): api_key: warning:"), check.log)
-        #expect(check.log.contains("`nearby-gateway key`"), check.log)
-        #expect(check.log.contains("\(path): OK"), check.log)
+        #expect(try await check.waitForExit(timeout: .seconds(30)) == 0, "\(check.log)")
+        #expect(check.log.contains("\(path): api_key: warning:"), "\(check.log)")
+        #expect(check.log.contains("`nearby-gateway key`"), "\(check.log)")
+        #expect(check.log.contains("\(path): OK"), "\(check.log)")
     }
 }

@@ -58,7 +58,7 @@ extension EndToEnd {
             try await sub.waitForMessage("1 sig/ha/subscription/1 {\"state\":\"ON\",\"found\":1,\"namespace\":\"sig\",\"type\":\"*\",\"rssi\":-6",
                                          timeout: .seconds(10))
             let listed = try await client.request("GET found")
-            #expect(listed.contains("\"rssi\":-70"), listed)
+            #expect(listed.contains("\"rssi\":-70"), "\(listed)")
 
             #expect(try await gateway.stop() == 0)
             try await sub.stop(signal: SIGKILL)

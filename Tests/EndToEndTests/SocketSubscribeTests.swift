@@ -77,7 +77,7 @@ extension EndToEnd {
             let over = try await client.request("SUBSCRIBE kitchen/t16 mode=scan")
             #expect(over.hasPrefix("ERR limit "), "the 17th SUBSCRIBE answered \(over)")
             let subscriptions = try await client.request("GET subscriptions")
-            #expect(subscriptions.components(separatedBy: "\"origin\":\"socket\"").count - 1 == 16, subscriptions)
+            #expect(subscriptions.components(separatedBy: "\"origin\":\"socket\"").count - 1 == 16, "\(subscriptions)")
             #expect(try await gateway.stop() == 0)
         }
 
@@ -142,7 +142,7 @@ extension EndToEnd {
             let before = ui.received.count
             ui.send("GET stats")
             let stats = try await ui.waitForLine(startingWith: "$SYS/stats ", after: before)
-            #expect(stats.eventJSON["adverts_seen"] as? Int == 0, stats)
+            #expect(stats.eventJSON["adverts_seen"] as? Int == 0, "\(stats)")
             #expect(try await ui.request("GET found") == "OK []")
             #expect(!ui.received.contains { $0.hasPrefix("found/") })
 

@@ -113,12 +113,12 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     public mutating func record(_ key: Key, detail: Detail, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant,
                                 date: Date, protected: Bool = true) -> Admission {
         if let index = entries.index(forKey: key) {
-            let (tau, signal) = (rssiTimeConstant, signal)
+            let (tau, rule) = (rssiTimeConstant, signal)
             if let earlier = Self.update(&entries.values[index], detail: detail, rssi: rssi, lostAfter: lostAfter, now: now,
                                          date: date, timeConstant: tau) {
                 heap.push(earlier, key)
             }
-            guard rssi != nil, Self.signalMoved(&entries.values[index], rule: signal, now: now) else { return .refreshed }
+            guard rssi != nil, Self.signalMoved(&entries.values[index], rule: rule, now: now) else { return .refreshed }
             return .signalMoved(entries.values[index])
         }
         var evicted: Entry?

@@ -119,7 +119,9 @@ struct HomeAssistant {
             for index in indices { matching[index] += 1 }
         case .none where event.topic.hasPrefix("signal/"):
             guard let key = event.entry, found[key] != nil else { return [] }
-            (found[key]!.rssi, found[key]!.distance) = Self.signal(event.json)
+            let signal = Self.signal(event.json)
+            found[key]?.rssi = signal.rssi
+            found[key]?.distance = signal.distance
         case .clear(let key) where event.topic.hasPrefix("lost/"):
             for index in found.removeValue(forKey: key)?.indices ?? [] { matching[index] -= 1 }
         case .set where event.topic.hasPrefix("$SYS/error/"):
@@ -136,7 +138,7 @@ struct HomeAssistant {
     /// `,"name":` cannot occur inside a string (quotes there are escaped), so a search finds it.
     static func signal(_ json: String) -> (rssi: Double?, distance: Double?) {
         func number(_ name: String) -> Double? {
-            guard let start = json.range(of: ",\"\(name)\":")?.upperBound else { return nil }
+            guard let start = json.firstRange(of: ",\"\(name)\":")?.upperBound else { return nil }
             let end = json[start...].firstIndex { $0 == "," || $0 == "}" } ?? json.endIndex
             return Double(json[start..<end])
         }

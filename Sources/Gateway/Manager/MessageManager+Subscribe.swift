@@ -20,7 +20,7 @@ extension MessageManager {
         }
         // A broadcast/both subscription puts a subscriber beacon into the rotation, like a message.
         if request.mode != .scan {
-            let beacons = subscriptions.count { $0.owner != nil && $0.mode != .scan }
+            let beacons = subscriptions.count(where: { $0.owner != nil && $0.mode != .scan })
             guard publicationCount + beacons < settings.airCapacity else {
                 return .error(.limit, "\(publicationCount + beacons) messages and subscriber beacons are on the air, as many as stay found by peers within radio.lost_after_s; use mode=scan or UNPUB one first")
             }

@@ -164,7 +164,7 @@ actor MessageManager {
 
     func clientGone(_ client: Int) async {
         let owned = publications.values.filter { $0.owner == client }.map(\.id)
-        let subscribed = subscriptions.count { $0.owner == client }
+        let subscribed = subscriptions.count(where: { $0.owner == client })
         guard !owned.isEmpty || subscribed > 0 else { return }
         for id in owned { publications[id] = nil; scanWindows[id] = nil }
         subscriptions.removeAll { $0.owner == client }

@@ -26,7 +26,7 @@ import Testing
         var n = 0
         return settle(rate: rate, within: within) { _, rssi, dt in
             n += 1
-            set.saw(1, rssi: Int(rssi), lostAfter: .seconds(3600), now: start + .milliseconds(Int(Double(n) * dt * 1000)), date: date)
+            set.saw(1, rssi: Int(rssi), lostAfter: .seconds(3600), now: start + .milliseconds(Int((Double(n) * dt * 1000).rounded())), date: date)
             return set[1]!.smoothedRSSI!
         }
     }
