@@ -9,7 +9,7 @@ extension EndToEnd {
     @Suite(.serialized)
     struct Signal {
         static let uuid: [UInt8] = Array(0x10...0x1F)
-        static let topic = "ibeacon/101112131415161718191a1b1c1d1e1f/7/9"
+        static let topic = "ibeacon/10111213-1415-1617-1819-1a1b1c1d1e1f/7/9"
 
         @Test("A 20 dB step in a beacon's RSSI reaches a socket client and an MQTT subscriber as signal events within 10 s; found has rssi, rssi_avg, distance_m")
         func twentyDecibelStep() async throws {

@@ -112,8 +112,17 @@ struct HomeAssistant {
             let signal = Self.signal(event.json)
             let parts = event.topic.dropFirst("found/".count).split(separator: "/", maxSplits: 1)
             let (namespace, type) = (String(parts.first ?? ""), parts.count > 1 ? String(parts[1]) : "")
+            // A beacon (its namespace is reserved: `ibeacon`, `eddystone`, `eddystone-url`) matches the
+            // subscriptions that include its family, as on the air.
+            let family: BeaconFilter? = switch namespace {
+            case "ibeacon": .iBeacon
+            case "eddystone": .eddystoneUID
+            case "eddystone-url": .eddystoneURL
+            default: nil
+            }
             let indices = subscriptions.indices.filter {
-                subscriptions[$0].namespace == namespace && (subscriptions[$0].type == "*" || subscriptions[$0].type == type)
+                if let family { return subscriptions[$0].include.contains(family) }
+                return subscriptions[$0].namespace == namespace && (subscriptions[$0].type == "*" || subscriptions[$0].type == type)
             }
             found[key] = (indices, signal.rssi, signal.distance)
             for index in indices { matching[index] += 1 }

@@ -82,6 +82,13 @@ import Testing
         let silent = ha.apply(BrokerEvent(topic: "found/room/door", json: #"{"rssi":null,"rssi_avg":null,"distance_m":null}"#, retain: .set("d")))
         let door = try Self.object(silent.first { $0.topic == "ha/subscription/2" }!.json)
         #expect(door["rssi"] is NSNull && door["distance_m"] is NSNull, "\(door)")
+        // A beacon counts for the subscriptions that include its family.
+        var beacons = HomeAssistant(settings: Self.settings,
+                                    subscriptions: [SubscriptionConfig(namespace: "room", type: "*", include: [.iBeacon])], model: "sim")
+        _ = beacons.initialStates()
+        let beacon = beacons.apply(BrokerEvent(topic: "found/ibeacon/u/1/2", json: #"{"rssi":-70,"rssi_avg":-70.0,"distance_m":2.75}"#, retain: .set("b")))
+        #expect(try Self.object(beacon[0].json)["state"] as? String == "ON")
+        #expect(try Self.object(beacon[0].json)["rssi"] as? Int == -70)
         // A signal for an entry the bridge does not know changes nothing.
         #expect(ha.apply(BrokerEvent(topic: "signal/room/x", json: #"{"rssi_avg":-50.0}"#, entry: "unknown")).isEmpty)
     }
