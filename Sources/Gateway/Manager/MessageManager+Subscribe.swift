@@ -25,12 +25,13 @@ extension MessageManager {
                 return .error(.limit, "\(publicationCount + beacons) messages and subscriber beacons are on the air, as many as stay found by peers within radio.lost_after_s; use mode=scan or UNPUB one first")
             }
         }
-        let handle = takeSubscriptionHandle()
+        let handle = nextSubscription
+        nextSubscription += 1
         let subscription = Subscription(namespace: request.namespace, type: request.type, mediums: request.mediums, mode: request.mode,
                                         background: false, lostAfter: settings.defaultLostAfter, include: [], led: nil,
                                         handle: handle, owner: owner)
         logger.info("subscribing", metadata: ["handle": "s\(handle)", "namespace": "\(request.namespace)", "type": "\(request.type)"])
-        await addSubscription(subscription)
+        await changeSubscriptions { $0.append(subscription) }
         return .ok("s\(handle)")
     }
 
@@ -49,11 +50,20 @@ extension MessageManager {
         }.joined(separator: ",") + "]"
     }
 
+    /// Every change of the list ends in `apply`, so what the air ingest listens for follows.
+    private func changeSubscriptions<T>(_ change: (inout [Subscription]) -> T) async -> T {
+        let result = change(&subscriptions)
+        await apply()
+        return result
+    }
+
     func unsubscribeFromSocket(_ text: String, owner: Int) async -> SocketReply {
         guard text.first == "s", let handle = Int(text.dropFirst()), handle > 0 else {
             return .error(.badArgument, "'\(text)' is not a subscription handle (s<N>)")
         }
-        return await removeSubscription(handle: handle, owner: owner) ? .ok(nil)
-            : .error(.notFound, "no subscription \(text) of this connection")
+        let removed = await changeSubscriptions { list in
+            list.firstIndex { $0.handle == handle && $0.owner == owner }.map { list.remove(at: $0) } != nil
+        }
+        return removed ? .ok(nil) : .error(.notFound, "no subscription \(text) of this connection")
     }
 }
