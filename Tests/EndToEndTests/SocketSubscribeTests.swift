@@ -56,7 +56,7 @@ extension EndToEnd {
             #expect(try await gatewayB.stop() == 0)
         }
 
-        @Test("SUBSCRIBE has PUB's error codes and limits: not-permitted without consent, bad-topic, bad-argument, limit at 17 per connection")
+        @Test("SUBSCRIBE has PUB's error codes and limits: not-permitted without consent, bad-topic, bad-argument, limit at 17 per connection; SIGHUP keeps them")
         func subscribeAnswersLikePub() async throws {
             let folder = try TemporaryFolder("subscribe-err")
             let (_, b) = try Self.pair("subscribe-err", folder: folder, permission: "undecided")
@@ -78,6 +78,11 @@ extension EndToEnd {
             #expect(over.hasPrefix("ERR limit "), "the 17th SUBSCRIBE answered \(over)")
             let subscriptions = try await client.request("GET subscriptions")
             #expect(subscriptions.components(separatedBy: "\"origin\":\"socket\"").count - 1 == 16, "\(subscriptions)")
+            // A reload replaces the config's subscriptions only: the connection's stay, as its PUBs do.
+            kill(gateway.pid, SIGHUP)
+            try await gateway.waitForLog("config reloaded from", timeout: .seconds(10))
+            let reloaded = try await client.request("GET subscriptions")
+            #expect(reloaded.components(separatedBy: "\"origin\":\"socket\"").count - 1 == 16, "\(reloaded)")
             #expect(try await gateway.stop() == 0)
         }
 
