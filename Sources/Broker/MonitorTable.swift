@@ -12,8 +12,11 @@ public struct MonitorTable: Sendable {
         public var type: String
         public var content: String   // the text, or `base64:...` for binary content
         public var medium: String
+        /// The smoothed RSSI (`rssi_avg`, rounded) where the event has one, else the last sighting's.
         public var rssi: Int?
         public var lastSeen: Date
+        /// Metres (`distance_m`), when the gateway could estimate them.
+        public var distance: Double? = nil
     }
 
     /// Found rows by topic and content, in the order first found.
@@ -39,7 +42,11 @@ public struct MonitorTable: Sendable {
         var text: String?
         var medium: String?
         var rssi: Int?
+        var rssi_avg: Double?
+        var distance_m: Double?
         var last_seen: String?
+
+        var shownRSSI: Int? { rssi_avg.map { Int($0.rounded()) } ?? rssi }
     }
 
     public mutating func ingest(_ line: String, now: Date) {
@@ -49,10 +56,18 @@ public struct MonitorTable: Sendable {
             return
         }
         let levels = topic.split(separator: "/", maxSplits: 1)
-        guard levels.count == 2, levels[0] == "found" || levels[0] == "lost",
+        guard levels.count == 2, levels[0] == "found" || levels[0] == "lost" || levels[0] == "signal",
               let sighting = try? JSONDecoder().decode(Sighting.self, from: Data(json.utf8)) else { return }
         let key = Self.key(sighting)
         let index = rowKeys.firstIndex(of: key)
+        if levels[0] == "signal" {
+            // A signal event moves an existing row's RSSI and distance; it never adds a row.
+            if let index {
+                rows[index].rssi = sighting.shownRSSI
+                rows[index].distance = sighting.distance_m
+            }
+            return
+        }
         if levels[0] == "lost" {
             if let index {
                 rows.remove(at: index)
@@ -63,7 +78,7 @@ public struct MonitorTable: Sendable {
         let seen = Self.date(sighting.last_seen) ?? now
         let row = Row(namespace: sighting.namespace ?? "", type: sighting.type ?? "",
                       content: sighting.text ?? "base64:" + (sighting.content ?? ""),
-                      medium: sighting.medium ?? "", rssi: sighting.rssi, lastSeen: seen)
+                      medium: sighting.medium ?? "", rssi: sighting.shownRSSI, lastSeen: seen, distance: sighting.distance_m)
         if let index {
             rows[index] = row
         } else {
@@ -89,7 +104,8 @@ public struct MonitorTable: Sendable {
         for sighting in sightings {
             guard let index = rowKeys.firstIndex(of: Self.key(sighting)), let seen = Self.date(sighting.last_seen) else { continue }
             rows[index].lastSeen = max(rows[index].lastSeen, seen)
-            if let rssi = sighting.rssi { rows[index].rssi = rssi }
+            if let rssi = sighting.shownRSSI { rows[index].rssi = rssi }
+            if let metres = sighting.distance_m { rows[index].distance = metres }
         }
     }
 
@@ -107,10 +123,12 @@ public struct MonitorTable: Sendable {
     /// The whole screen, `width` columns wide.
     public func render(now: Date, width: Int, header: String) -> [String] {
         var lines = [clip(header, width), ""]
-        let columns = [("NAMESPACE", 16), ("TYPE", 16), ("CONTENT", max(10, width - 16 - 16 - 8 - 6 - 7 - 5)), ("MEDIUM", 8), ("RSSI", 6), ("AGE", 7)]
+        let columns = [("NAMESPACE", 16), ("TYPE", 16), ("CONTENT", max(10, width - 16 - 16 - 8 - 6 - 7 - 7 - 6)), ("MEDIUM", 8), ("RSSI", 6),
+                       ("DIST", 7), ("AGE", 7)]
         lines.append(clip(columns.map { pad($0.0, $0.1) }.joined(separator: " "), width))
         for row in rows {
-            let cells = [row.namespace, row.type, row.content, row.medium, row.rssi.map(String.init) ?? "-", Self.age(now.timeIntervalSince(row.lastSeen))]
+            let cells = [row.namespace, row.type, row.content, row.medium, row.rssi.map(String.init) ?? "-",
+                         row.distance.map { Self.metres($0) } ?? "-", Self.age(now.timeIntervalSince(row.lastSeen))]
             lines.append(clip(zip(cells, columns).map { pad($0.0, $0.1.1) }.joined(separator: " "), width))
         }
         if rows.isEmpty { lines.append("(nothing found yet)") }
@@ -128,7 +146,13 @@ public struct MonitorTable: Sendable {
             return "\(topic) \(json)"
         }
         let content = sighting.text.map { "\"\($0)\"" } ?? "base64:" + (sighting.content ?? "")
-        return "\(topic) \(content) medium=\(sighting.medium ?? "-") rssi=\(sighting.rssi.map(String.init) ?? "-")"
+        return "\(topic) \(content) medium=\(sighting.medium ?? "-") rssi=\(sighting.shownRSSI.map(String.init) ?? "-")"
+            + (sighting.distance_m.map { " distance=" + metres($0) } ?? "")
+    }
+
+    /// "0.8m", "12m": a tenth of a metre means nothing past 10 m (docs/behaviour.md).
+    static func metres(_ value: Double) -> String {
+        value < 10 ? "\((value * 10).rounded() / 10)m" : "\(Int(value.rounded()))m"
     }
 
     static func age(_ seconds: TimeInterval) -> String {

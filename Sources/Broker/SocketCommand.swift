@@ -35,6 +35,11 @@ public enum SocketCommand: Sendable, Equatable {
         case "UNPUB":
             try expect(arguments, count: 1, usage: "UNPUB <handle>")
             return .request(.unpublish(handle: try handle(arguments[0])))
+        case "SUBSCRIBE":
+            return .request(.subscribeMessages(try PublishParser.subscription(arguments)))
+        case "UNSUBSCRIBE":
+            try expect(arguments, count: 1, usage: "UNSUBSCRIBE <handle>")
+            return .request(.unsubscribeMessages(handle: try handle(arguments[0])))
         case "SET":
             try expect(arguments, count: 2, usage: "SET permission|background|power|debug <value>")
             return .request(.set(try setting(key: arguments[0], value: arguments[1])))
@@ -45,7 +50,7 @@ public enum SocketCommand: Sendable, Equatable {
             }
             return .request(.get(key))
         default:
-            throw SocketProtocolError(.unknownVerb, "unknown verb '\(verb.prefix(32))'; verbs: SUB UNSUB PUB UNPUB SET GET PING")
+            throw SocketProtocolError(.unknownVerb, "unknown verb '\(verb.prefix(32))'; verbs: SUB UNSUB PUB UNPUB SUBSCRIBE UNSUBSCRIBE SET GET PING")
         }
     }
 
@@ -110,25 +115,44 @@ enum PublishParser {
             throw SocketProtocolError(.badBase64, "content is not canonical base64 (RFC 4648 standard alphabet)")
         }
         var request = PublishRequest(message: Message(namespace: namespace, type: type, content: content))
+        try options(arguments.dropFirst(2), usage: usage, mediums: &request.mediums, mode: &request.mode)
+        return request
+    }
+
+    static let subscribeUsage = "SUBSCRIBE <namespace>/<type|*> [mediums=ble,audio] [mode=broadcast|scan|both]"
+
+    /// `SUBSCRIBE`: the same names (a type may be `*`, as in `[[subscription]]`) and options as PUB.
+    static func subscription(_ arguments: [Substring]) throws(SocketProtocolError) -> SubscribeRequest {
+        guard let topic = arguments.first else { throw SocketProtocolError(.missingArgument, "usage: \(subscribeUsage)") }
+        let wildcard = topic.hasSuffix("/*") && topic.filter { $0 == "/" }.count == 1
+        let (namespace, type) = try names(wildcard ? Substring(String(topic.dropLast()) + "any") : topic)
+        // As in [[subscription]]: "*" matches types, it is not a namespace.
+        if namespace == "*" { throw SocketProtocolError(.badTopic, "\"*\" is not a namespace; SUBSCRIBE <namespace>/<type|*>") }
+        var request = SubscribeRequest(namespace: namespace, type: wildcard ? "*" : type)
+        try options(arguments.dropFirst(), usage: subscribeUsage, mediums: &request.mediums, mode: &request.mode)
+        return request
+    }
+
+    private static func options(_ arguments: ArraySlice<Substring>, usage: String, mediums requested: inout Set<Medium>,
+                                mode requestedMode: inout DiscoveryMode) throws(SocketProtocolError) {
         var seen: Set<Substring> = []
-        for option in arguments.dropFirst(2) {
+        for option in arguments {
             guard let equals = option.firstIndex(of: "=") else {
                 throw SocketProtocolError(.badArgument, "expected key=value, got '\(option.prefix(32))'; usage: \(usage)")
             }
             let key = option[..<equals], value = option[option.index(after: equals)...]
             guard seen.insert(key).inserted else { throw SocketProtocolError(.badArgument, "'\(key.prefix(32))' given twice") }
             switch key {
-            case "mediums": request.mediums = try mediums(value)
+            case "mediums": requested = try mediums(value)
             case "mode":
                 guard let mode = DiscoveryMode(rawValue: String(value)) else {
                     throw SocketProtocolError(.badArgument, "mode is broadcast, scan or both")
                 }
-                request.mode = mode
+                requestedMode = mode
             default:
                 throw SocketProtocolError(.badArgument, "unknown option '\(key.prefix(32))'; options: mediums, mode")
             }
         }
-        return request
     }
 
     private static func mediums(_ value: Substring) throws(SocketProtocolError) -> Set<Medium> {

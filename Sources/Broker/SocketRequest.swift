@@ -10,6 +10,27 @@ public enum SocketRequest: Sendable, Equatable {
     case set(SocketSetting)
     /// `GET <key>` → `.ok(value)`: a word (`granted`, `on`, ...) or one-line JSON (`stats`, `errors`, ...).
     case get(SocketGetKey)
+    /// `SUBSCRIBE <ns>/<type|*> [mediums=..] [mode=..]` → `.ok(handle)`: a subscription of this connection.
+    case subscribeMessages(SubscribeRequest)
+    /// `UNSUBSCRIBE <handle>` → `.ok()` or `.error(.notFound, ...)`.
+    case unsubscribeMessages(handle: String)
+}
+
+/// A run-time subscription: a `[[subscription]]` without `include`, `led` or `background` (its
+/// `lost_after_s` is `radio.lost_after_s`).
+public struct SubscribeRequest: Sendable, Equatable {
+    public var namespace: String
+    /// A type, or "*" for every type of the namespace.
+    public var type: String
+    public var mediums: Set<Medium>
+    public var mode: DiscoveryMode
+
+    public init(namespace: String, type: String, mediums: Set<Medium> = Set(Medium.allCases), mode: DiscoveryMode = .both) {
+        self.namespace = namespace
+        self.type = type
+        self.mediums = mediums
+        self.mode = mode
+    }
 }
 
 public struct PublishRequest: Sendable, Equatable {
@@ -37,6 +58,7 @@ public enum SocketGetKey: String, Sendable, Equatable, CaseIterable {
     case errors         // JSON array of the error names currently set
     case publications   // JSON array of the publications (configured and runtime)
     case found          // JSON array of the found messages (the same objects as found events)
+    case subscriptions  // JSON array of the subscriptions (configured and runtime)
 }
 
 /// The handler's answer to one request; the broker writes it as one line.

@@ -16,7 +16,7 @@ extension GatewayConfig {
     }
 
     /// Keys SIGHUP applies (for the log line that says so).
-    public static let reloadableKeys = ["api_key", "log_level", "radio.rotate_s", "radio.lost_after_s", "limits.publications", "[[publication]]", "[[subscription]]"]
+    public static let reloadableKeys = ["api_key", "log_level", "radio.rotate_s", "radio.lost_after_s", "radio.tx_power_1m", "radio.path_loss_x10", "limits.publications", "[[publication]]", "[[subscription]]"]
 
     /// The restart-only keys whose value in `new` differs from this (running) config, in file order.
     public func restartOnlyChanges(to new: GatewayConfig) -> [RestartOnlyChange] {

@@ -35,6 +35,10 @@ public struct GatewayConfig: Sendable, Equatable {
         public var scanDuty: Int
         /// How a payload is kept on the air (`radio.reannounce`): from the controller's identity by default.
         public var reannounce: ReannouncePolicy = .automatic
+        /// Our gateways' RSSI at 1 m, for the distance of our messages (`radio.tx_power_1m`, dBm).
+        public var txPowerAt1m = -59
+        /// The path-loss exponent ×10 (`radio.path_loss_x10`; TOML floats are not supported).
+        public var pathLossX10 = 25
 
         public var interval: Duration { .milliseconds(intervalMs) }
         public var lostAfter: Duration { .seconds(lostAfterS) }

@@ -13,7 +13,7 @@ struct NearbyGateway: AsyncParsableCommand {
             """,
         version: String(cString: nearby_gateway_version()),
         subcommands: [
-            RunCommand.self, CheckConfigCommand.self, BeaconCommand.self, DecodeCommand.self,
+            RunCommand.self, CheckConfigCommand.self, KeyCommand.self, BeaconCommand.self, DecodeCommand.self,
             MonitorCommand.self,
         ]
     )

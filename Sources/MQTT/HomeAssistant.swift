@@ -8,8 +8,9 @@ struct HomeAssistant {
     let settings: MQTTSettings
     let subscriptions: [SubscriptionConfig]
     let model: String
-    /// Found entries by the manager's retain key: the subscriptions (indices) each one matches.
-    private var found: [String: [Int]] = [:]
+    /// Found entries by the manager's retain key: the subscriptions (indices) each one matches, and
+    /// its latest smoothed RSSI and distance (from its found and signal events).
+    private var found: [String: (indices: [Int], rssi: Double?, distance: Double?)] = [:]
     /// Per subscription, how many found entries match it (kept as entries come and go, so an event
     /// costs a look at the subscriptions, not at the whole found set).
     private var matching: [Int]
@@ -110,15 +111,30 @@ struct HomeAssistant {
         switch event.retain {
         case .set(let key) where event.topic.hasPrefix("found/"):
             guard found[key] == nil else { return states() }   // a refresh of an entry already counted
+            let signal = Self.signal(event.json)
             let parts = event.topic.dropFirst("found/".count).split(separator: "/", maxSplits: 1)
             let (namespace, type) = (String(parts.first ?? ""), parts.count > 1 ? String(parts[1]) : "")
-            let indices = subscriptions.indices.filter {
-                subscriptions[$0].namespace == namespace && (subscriptions[$0].type == "*" || subscriptions[$0].type == type)
+            // A beacon (its namespace is reserved: `ibeacon`, `eddystone`, `eddystone-url`) matches the
+            // subscriptions that include its family, as on the air.
+            let family: BeaconFilter? = switch namespace {
+            case "ibeacon": .iBeacon
+            case "eddystone": .eddystoneUID
+            case "eddystone-url": .eddystoneURL
+            default: nil
             }
-            found[key] = indices
+            let indices = subscriptions.indices.filter {
+                if let family { return subscriptions[$0].include.contains(family) }
+                return subscriptions[$0].namespace == namespace && (subscriptions[$0].type == "*" || subscriptions[$0].type == type)
+            }
+            found[key] = (indices, signal.rssi, signal.distance)
             for index in indices { matching[index] += 1 }
+        case .none where event.topic.hasPrefix("signal/"):
+            guard let key = event.entry, found[key] != nil else { return [] }
+            let signal = Self.signal(event.json)
+            found[key]?.rssi = signal.rssi
+            found[key]?.distance = signal.distance
         case .clear(let key) where event.topic.hasPrefix("lost/"):
-            for index in found.removeValue(forKey: key) ?? [] { matching[index] -= 1 }
+            for index in found.removeValue(forKey: key)?.indices ?? [] { matching[index] -= 1 }
         case .set where event.topic.hasPrefix("$SYS/error/"):
             errors.insert(String(event.topic.dropFirst("$SYS/error/".count)))
         case .clear where event.topic.hasPrefix("$SYS/error/"):
@@ -127,6 +143,17 @@ struct HomeAssistant {
             return []
         }
         return states()
+    }
+
+    /// `rssi_avg` and `distance_m` of one of the manager's event lines. Our own JSON: a member's
+    /// `,"name":` cannot occur inside a string (quotes there are escaped), so a search finds it.
+    static func signal(_ json: String) -> (rssi: Double?, distance: Double?) {
+        func number(_ name: String) -> Double? {
+            guard let start = json.firstRange(of: ",\"\(name)\":")?.upperBound else { return nil }
+            let end = json[start...].firstIndex { $0 == "," || $0 == "}" } ?? json.endIndex
+            return Double(json[start..<end])
+        }
+        return (number("rssi_avg"), number("distance_m"))
     }
 
     /// Every state whose JSON differs from the last one sent.
@@ -144,6 +171,10 @@ struct HomeAssistant {
             json.add("found", count)
             json.add("namespace", subscription.namespace)
             json.add("type", subscription.type)
+            // The nearest matching message: the strongest smoothed RSSI and the shortest distance.
+            let entries = found.values.filter { $0.indices.contains(index) }
+            json.add("rssi", entries.compactMap(\.rssi).max().map { Int($0.rounded()) })
+            json.add("distance_m", rawJSON: entries.compactMap(\.distance).min().map { "\(($0 * 10).rounded() / 10)" } ?? "null")
             emit(subscriptionStateTopic(index), json.string)
         }
         emit("ha/found", "{\"found\":\(found.count)}")

@@ -42,6 +42,10 @@ import Foundation
         ("GET permission", .request(.get(.permission))),
         ("GET errors", .request(.get(.errors))),
         ("GET found", .request(.get(.found))),
+        ("SUBSCRIBE kitchen/*", .request(.subscribeMessages(SubscribeRequest(namespace: "kitchen", type: "*")))),
+        ("subscribe kitchen/timer mediums=ble mode=scan",
+         .request(.subscribeMessages(SubscribeRequest(namespace: "kitchen", type: "timer", mediums: [.ble], mode: .scan)))),
+        ("UNSUBSCRIBE s3", .request(.unsubscribeMessages(handle: "s3"))),
     ]
 
     @Test(arguments: good) func parses(line: String, expected: SocketCommand) throws {
@@ -55,7 +59,17 @@ import Foundation
     static let bad: [(String, SocketErrorCode)] = [
         ("HELLO", .unknownVerb),
         ("PINGX", .unknownVerb),
-        ("SUBSCRIBE #", .unknownVerb),
+        ("SUBSCRIBE #", .badTopic),
+        ("SUBSCRIBES a/b", .unknownVerb),
+        ("SUBSCRIBE", .missingArgument),
+        ("SUBSCRIBE */b", .badTopic),
+        ("SUBSCRIBE a/b/*", .badTopic),
+        ("SUBSCRIBE a/* mediums=radio", .badArgument),
+        ("SUBSCRIBE a/* mode=loud", .badArgument),
+        ("SUBSCRIBE a/* mode=scan mode=both", .badArgument),
+        ("SUBSCRIBE a/* extra", .badArgument),
+        ("UNSUBSCRIBE", .missingArgument),
+        ("UNSUBSCRIBE s1 s2", .badArgument),
         ("PING extra", .badArgument),
         ("SUB", .missingArgument),
         ("SUB a b", .badArgument),

@@ -52,6 +52,23 @@ import Testing
         #expect(table.system.map(\.topic) == ["$SYS/permission"])
     }
 
+    /// Issue 29: the RSSI column shows the smoothed value, DIST the distance; a signal event moves both.
+    @Test func signalEventsMoveTheRSSIAndDistance() {
+        var table = MonitorTable()
+        let date = SightingEvent.timestamp(Self.date)
+        let found = #"found/room/greeting {"namespace":"room","type":"greeting","content":"aGVsbG8=","text":"hello","medium":"ble","rssi":-58,"#
+            + #""first_seen":"\#(date)","last_seen":"\#(date)","rssi_avg":-60.2,"distance_m":1.05,"retained":false}"#
+        table.ingest(found, now: Self.date)
+        #expect(table.rows.first?.rssi == -60 && table.rows.first?.distance == 1.05)
+        table.ingest(found.replacing("found/", with: "signal/").replacing("-60.2", with: "-71.6").replacing("1.05", with: "2.86"), now: Self.date)
+        #expect(table.rows.first?.rssi == -72 && table.rows.first?.distance == 2.86)
+        #expect(table.render(now: Self.date, width: 100, header: "h")[3].contains("2.9m"))
+        // A signal for a row not shown adds none.
+        table.ingest(found.replacing("found/", with: "signal/").replacing("hello", with: "other").replacing("aGVsbG8=", with: "b3RoZXI="), now: Self.date)
+        #expect(table.rows.count == 1)
+        #expect(MonitorTable.plainLine(found) == #"found/room/greeting "hello" medium=ble rssi=-60 distance=1.1m"#)
+    }
+
     @Test func renderShowsEveryColumnWithinTheWidth() {
         var table = MonitorTable()
         table.ingest(Self.found(rssi: nil), now: Self.date)

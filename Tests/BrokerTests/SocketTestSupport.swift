@@ -117,6 +117,8 @@ final class FakeBrokerHandler: BrokerHandler {
             if handle == "end-of-fuzz" { return .ok("fuzz-done") }
             return .error(.notFound, "no publication \(handle)")
         case .set: return .ok()
+        case .subscribeMessages: return .ok("s-1")
+        case .unsubscribeMessages(let handle): return .error(.notFound, "no subscription \(handle)")
         case .get(.stats): return .ok(#"{"clients":1}"#)
         case .get(let key): return .ok("value-of-\(key.rawValue)")
         }

@@ -68,6 +68,33 @@ import Testing
         #expect(ha.apply(BrokerEvent(topic: "$SYS/power", json: "{}", retain: .set("$SYS/power"))).isEmpty)
     }
 
+    /// Issue 29: the subscription's attributes carry the nearest matching message's smoothed RSSI and
+    /// distance, following found, signal (by the entry's retain key) and lost.
+    @Test func subscriptionAttributesFollowSignalEvents() throws {
+        var ha = HomeAssistant(settings: Self.settings, subscriptions: Self.subscriptions, model: "sim")
+        _ = ha.initialStates()
+        let far = ha.apply(BrokerEvent(topic: "found/room/window", json: #"{"rssi":-80,"rssi_avg":-80.0,"distance_m":15.87}"#, retain: .set("w")))
+        #expect(try Self.object(far[0].json)["rssi"] as? Int == -80)
+        #expect(try Self.object(far[0].json)["distance_m"] as? Double == 15.9)
+        let near = ha.apply(BrokerEvent(topic: "signal/room/window", json: #"{"rssi":-60,"rssi_avg":-61.4,"distance_m":1.14}"#, entry: "w"))
+        #expect(near.map(\.topic) == ["ha/subscription/1"])
+        #expect(try Self.object(near[0].json)["rssi"] as? Int == -61)
+        #expect(try Self.object(near[0].json)["distance_m"] as? Double == 1.1)
+        // Without an RSSI (btvirt, audio): null, not a made-up number.
+        let silent = ha.apply(BrokerEvent(topic: "found/room/door", json: #"{"rssi":null,"rssi_avg":null,"distance_m":null}"#, retain: .set("d")))
+        let door = try Self.object(silent.first { $0.topic == "ha/subscription/2" }!.json)
+        #expect(door["rssi"] is NSNull && door["distance_m"] is NSNull, "\(door)")
+        // A beacon counts for the subscriptions that include its family.
+        var beacons = HomeAssistant(settings: Self.settings,
+                                    subscriptions: [SubscriptionConfig(namespace: "room", type: "*", include: [.iBeacon])], model: "sim")
+        _ = beacons.initialStates()
+        let beacon = beacons.apply(BrokerEvent(topic: "found/ibeacon/u/1/2", json: #"{"rssi":-70,"rssi_avg":-70.0,"distance_m":2.75}"#, retain: .set("b")))
+        #expect(try Self.object(beacon[0].json)["state"] as? String == "ON")
+        #expect(try Self.object(beacon[0].json)["rssi"] as? Int == -70)
+        // A signal for an entry the bridge does not know changes nothing.
+        #expect(ha.apply(BrokerEvent(topic: "signal/room/x", json: #"{"rssi_avg":-50.0}"#, entry: "unknown")).isEmpty)
+    }
+
     @Test func theErrorSensorCountsRaisedErrors() {
         var ha = HomeAssistant(settings: Self.settings, subscriptions: [], model: "sim")
         _ = ha.initialStates()

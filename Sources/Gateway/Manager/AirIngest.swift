@@ -44,6 +44,11 @@ public struct AirIngest: Sendable {
         var total: Int
     }
 
+    /// A found entry whose smoothed RSSI moved enough to tell clients (`FoundSet.SignalRule`).
+    public struct SignalChange: Sendable {
+        var entry: Entry
+    }
+
     /// An entry taken out of a full found set to make room for a newer one.
     public struct Evicted: Sendable {
         var entry: Entry
@@ -225,6 +230,8 @@ public struct AirIngest: Sendable {
                             protected: authenticated) {
         case .refreshed, .refused:
             return
+        case .signalMoved(let entry):
+            sink.signal(SignalChange(entry: entry))
         case .added(let entry, let evicted):
             if let evicted { sink.evicted(Evicted(entry: evicted)) }
             sink.found(Found(entry: entry, leds: leds(self), total: found.count))
@@ -277,10 +284,13 @@ public protocol AirIngestSink {
     mutating func dropped(_ reason: DropReason, source: SourceID)
     /// A beacon heard in an advert, by family (only while some subscription includes beacons).
     mutating func beacon(_ family: BeaconFilter)
+    /// A found entry whose smoothed RSSI moved past the found set's `SignalRule`.
+    mutating func signal(_ change: AirIngest.SignalChange)
 }
 
 extension AirIngestSink {
     public mutating func dropped(_ reason: DropReason, source: SourceID) {}
     public mutating func evicted(_ evicted: AirIngest.Evicted) {}
     public mutating func beacon(_ family: BeaconFilter) {}
+    public mutating func signal(_ change: AirIngest.SignalChange) {}
 }

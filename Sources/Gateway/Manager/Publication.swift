@@ -37,6 +37,9 @@ struct Subscription: Sendable {
     var lostAfter: Duration
     var include: Set<BeaconFilter>
     var led: String?
+    /// A run-time subscription (`SUBSCRIBE`): its handle number and its connection; nil for the config's.
+    var handle: Int? = nil
+    var owner: Int? = nil
 
     func matches(_ message: Message) -> Bool {
         message.namespace == namespace && (type == "*" || type == message.type)

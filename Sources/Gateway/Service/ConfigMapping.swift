@@ -22,7 +22,9 @@ extension ManagerSettings {
             },
             logLevel: config.logLevel,
             limits: config.limits,
-            airCapacity: Self.airCapacity(intervalMs: config.radio.intervalMs, lostAfterS: config.radio.lostAfterS)
+            airCapacity: Self.airCapacity(intervalMs: config.radio.intervalMs, lostAfterS: config.radio.lostAfterS),
+            distance: DistanceModel(ownPowerAt1m: config.radio.txPowerAt1m, exponent: Double(config.radio.pathLossX10) / 10),
+            defaultLostAfter: .seconds(config.radio.lostAfterS)
         )
     }
 }

@@ -25,8 +25,12 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
         public var lostAfter: Duration
         /// The RSSI of the last sighting (nil when it had none, e.g. audio or btvirt's 127).
         public var rssi: Int?
-        /// Exponentially weighted moving average of the RSSIs seen (nil until one was).
+        /// The RSSIs seen through a first-order low-pass with time constant `rssiTimeConstant`
+        /// (nil until one was): docs/behaviour.md, "Signal strength and distance".
         public var smoothedRSSI: Double?
+        /// The smoothed RSSI clients were last told (found or signal event), and when.
+        public var reportedRSSI: Double?
+        public var reportedInstant: ContinuousClock.Instant
         public var sightings: Int
         /// Evicted only when no unprotected entry is left (authenticated messages).
         public var protected: Bool
@@ -43,6 +47,9 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     public enum Admission: Sendable {
         /// An entry already in the set was refreshed.
         case refreshed
+        /// Refreshed, and its smoothed RSSI moved `signal.threshold` or more from the value last
+        /// reported, at least `signal.minimumInterval` after that report: the owner tells its clients.
+        case signalMoved(Entry)
         /// A new entry; `evicted` is the one whose place it took when the set was full.
         case added(Entry, evicted: Entry?)
         /// The set is full of protected entries and this unprotected sighting was not kept.
@@ -55,8 +62,22 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     public private(set) var evicted = 0
     public private(set) var refused = 0
 
-    /// Weight of a new RSSI in the average (0…1].
-    public let smoothing: Double
+    /// When a smoothed RSSI is worth telling clients about again.
+    public struct SignalRule: Sendable {
+        /// dB between the value last reported and the smoothed value now.
+        public var threshold: Double
+        /// At most one signal report per entry in this time.
+        public var minimumInterval: Duration
+
+        public init(threshold: Double = 3, minimumInterval: Duration = .seconds(1)) {
+            self.threshold = threshold
+            self.minimumInterval = minimumInterval
+        }
+    }
+
+    /// The time constant of the RSSI low-pass: a step reaches 63 % in this time, 90 % in 2.3×.
+    public let rssiTimeConstant: Duration
+    public let signal: SignalRule
     public private(set) var entries: [Key: Entry] = [:]
     private var heap = DeadlineHeap<Key>()
     /// Least recently seen first, one heap per standing ([unprotected, protected]); corrected lazily
@@ -64,8 +85,9 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     private var byLastSeen = [DeadlineHeap<Key>(), DeadlineHeap<Key>()]
     private var protectedCount = 0
 
-    public init(smoothing: Double = 0.25, limit: Int = .max) {
-        self.smoothing = min(1, max(0.01, smoothing))
+    public init(rssiTimeConstant: Duration = .seconds(2), signal: SignalRule = SignalRule(), limit: Int = .max) {
+        self.rssiTimeConstant = max(rssiTimeConstant, .milliseconds(1))
+        self.signal = signal
         self.limit = max(1, limit)
     }
 
@@ -81,7 +103,7 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
                              date: Date, protected: Bool = true) -> Sighting? {
         switch record(key, detail: detail, rssi: rssi, lostAfter: lostAfter, now: now, date: date, protected: protected) {
         case .added(let entry, _): .found(entry)
-        case .refreshed: .updated(entries[key]!)
+        case .refreshed, .signalMoved: .updated(entries[key]!)
         case .refused: nil
         }
     }
@@ -91,12 +113,13 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     public mutating func record(_ key: Key, detail: Detail, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant,
                                 date: Date, protected: Bool = true) -> Admission {
         if let index = entries.index(forKey: key) {
-            let smoothing = smoothing
+            let (tau, rule) = (rssiTimeConstant, signal)
             if let earlier = Self.update(&entries.values[index], detail: detail, rssi: rssi, lostAfter: lostAfter, now: now,
-                                         date: date, smoothing: smoothing) {
+                                         date: date, timeConstant: tau) {
                 heap.push(earlier, key)
             }
-            return .refreshed
+            guard rssi != nil, Self.signalMoved(&entries.values[index], rule: rule, now: now) else { return .refreshed }
+            return .signalMoved(entries.values[index])
         }
         var evicted: Entry?
         if entries.count >= limit {
@@ -108,7 +131,8 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
             evicted = evictLeastRecentlySeen(protected: !unprotectedLeft)
         }
         let entry = Entry(key: key, detail: detail, firstSeen: date, lastSeen: date, lastSeenInstant: now, lostAfter: lostAfter,
-                          rssi: rssi, smoothedRSSI: rssi.map(Double.init), sightings: 1, protected: protected)
+                          rssi: rssi, smoothedRSSI: rssi.map(Double.init), reportedRSSI: rssi.map(Double.init), reportedInstant: now,
+                          sightings: 1, protected: protected)
         entries[key] = entry
         if protected { protectedCount += 1 }
         heap.push(entry.deadline, key)
@@ -162,17 +186,32 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
 
     /// Refreshes `entry`; returns its new deadline when that moved earlier (the heap must learn of it).
     private static func update(_ entry: inout Entry, detail: Detail, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant,
-                               date: Date, smoothing: Double) -> ContinuousClock.Instant? {
+                               date: Date, timeConstant: Duration) -> ContinuousClock.Instant? {
         let previousDeadline = entry.deadline
+        let elapsed = now - entry.lastSeenInstant
         entry.detail = detail
         entry.lastSeen = date
         entry.lastSeenInstant = max(entry.lastSeenInstant, now)
         entry.lostAfter = lostAfter
         entry.rssi = rssi
-        if let rssi { entry.smoothedRSSI = entry.smoothedRSSI.map { $0 + smoothing * (Double(rssi) - $0) } ?? Double(rssi) }
+        if let rssi {
+            entry.smoothedRSSI = entry.smoothedRSSI.map { $0 + RSSIFilter.weight(elapsed: elapsed, timeConstant: timeConstant) * (Double(rssi) - $0) }
+                ?? Double(rssi)
+        }
         entry.sightings += 1
         // A shorter lostAfter can move the deadline earlier: only then must the heap learn of it.
         return entry.deadline < previousDeadline ? entry.deadline : nil
+    }
+
+    /// Whether `entry`'s smoothed RSSI is to be reported now; if so it becomes the reported value.
+    private static func signalMoved(_ entry: inout Entry, rule: SignalRule, now: ContinuousClock.Instant) -> Bool {
+        guard let smoothed = entry.smoothedRSSI else { return false }
+        // The first RSSI of an entry found without one (an audio sighting first) is a move.
+        let moved = entry.reportedRSSI.map { abs(smoothed - $0) >= rule.threshold } ?? true
+        guard moved, now - entry.reportedInstant >= rule.minimumInterval else { return false }
+        entry.reportedRSSI = smoothed
+        entry.reportedInstant = now
+        return true
     }
 
     /// The earliest instant at which an entry can be lost (nil when nothing is found).

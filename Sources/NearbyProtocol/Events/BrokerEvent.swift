@@ -15,10 +15,14 @@ public struct BrokerEvent: Sendable, Equatable {
     /// A one-line JSON object; the broker adds `"retained":true|false` as its last member.
     public var json: String
     public var retain: Retain
+    /// For a `signal/…` event, the retain key of its entry's `found` event (the MQTT bridge's Home
+    /// Assistant states follow the entry by it); nil otherwise.
+    public var entry: String?
 
-    public init(topic: String, json: String, retain: Retain = .none) {
+    public init(topic: String, json: String, retain: Retain = .none, entry: String? = nil) {
         self.topic = topic
         self.json = json
         self.retain = retain
+        self.entry = entry
     }
 }

@@ -23,12 +23,13 @@ import Testing
         #expect(second.firstSeen == w0)
         #expect(second.lastSeen == w1)
         #expect(second.rssi == -80)
-        #expect(second.smoothedRSSI == -65)   // -60 + 0.25 · (-80 - -60)
+        // 1 s after the first with τ = 2 s: -60 + (1 - e^-0.5) · (-80 - -60)
+        #expect(abs(second.smoothedRSSI! - (-60 - 20 * (1 - exp(-0.5)))) < 1e-9)
         #expect(second.sightings == 2)
     }
 
     @Test func missingRSSIKeepsTheAverage() {
-        var tracker = FoundTracker<String>(smoothing: 0.5)
+        var tracker = FoundTracker<String>()
         tracker.saw("a", rssi: nil, lostAfter: .seconds(5), now: t0, date: d0)
         #expect(tracker["a"]?.smoothedRSSI == nil)
         tracker.saw("a", rssi: -50, lostAfter: .seconds(5), now: t0, date: d0)
