@@ -37,11 +37,13 @@ struct CheckConfigCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
-        print(Self.summary(gateway, board: board))
+        // Config values are quoted back (names, paths): shown escaped, like everything a person reads.
+        Console.out(Self.summary(gateway, board: board).split(separator: "\n", omittingEmptySubsequences: false)
+            .map { TerminalText.escape(String($0)) }.joined(separator: "\n") + "\n")
     }
 
     private static func printError(_ line: String) {
-        Console.err(line + "\n")
+        Console.err(TerminalText.escape(line) + "\n")
     }
 
     static func summary(_ config: GatewayConfig, board: Board) -> String {

@@ -30,7 +30,8 @@ struct RunCommand: AsyncParsableCommand {
         do {
             (gatewayConfig, board) = try ConfigLoader.load(path: config)
         } catch {
-            Console.err("nearby-gateway: not starting, \(config) is invalid:\n\(error)\n")
+            let problems = "\(error)".split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escape(String($0)) }
+            Console.err("nearby-gateway: not starting, \(TerminalText.escape(config)) is invalid:\n\(problems.joined(separator: "\n"))\n")
             throw ExitCode(2)
         }
         let level = SharedLogLevel(logLevel ?? gatewayConfig.logLevel, commandLine: logLevel)

@@ -140,7 +140,7 @@ enum Sections {
         var settings = GatewayConfig.RadioSettings(device: board?.radioDevice ?? "", exclusive: false, intervalMs: 100,
                                                    rotateS: 600, lostAfterS: 10, scanDuty: 100)
         guard let table = reader.table(root, "radio", prefix: "") else { return settings }
-        reader.checkKeys(table, prefix: "radio", allowed: ["device", "exclusive", "interval_ms", "rotate_s", "lost_after_s", "scan_duty", "reannounce"])
+        reader.checkKeys(table, prefix: "radio", allowed: ["device", "exclusive", "interval_ms", "rotate_s", "lost_after_s", "scan_duty", "reannounce", "quiet_s"])
         if let (device, line) = reader.string(table, "device", prefix: "radio") {
             if let problem = RadioDeviceName.problem(device) { reader.problem(line, "radio.device", problem) } else { settings.device = device }
         }
@@ -151,6 +151,8 @@ enum Sections {
         settings.lostAfterS = reader.integer(table, "lost_after_s", prefix: "radio", range: 1...86_400, unit: " s")?.value ?? settings.lostAfterS
         settings.scanDuty = reader.integer(table, "scan_duty", prefix: "radio", range: 1...100, unit: " %")?.value ?? settings.scanDuty
         settings.reannounce = reader.choice(table, "reannounce", prefix: "radio", ReannouncePolicy.self)?.value ?? settings.reannounce
+        // At most 2 minutes: a quiet controller is reset within that (issue 28); 0 turns it off.
+        settings.quietS = reader.integer(table, "quiet_s", prefix: "radio", range: 0...120, unit: " s")?.value ?? settings.quietS
         return settings
     }
 

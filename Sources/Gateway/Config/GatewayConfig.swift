@@ -34,6 +34,8 @@ public struct GatewayConfig: Sendable, Equatable {
         public var scanDuty: Int
         /// How a payload is kept on the air (`radio.reannounce`): from the controller's identity by default.
         public var reannounce: ReannouncePolicy = .automatic
+        /// `radio.quiet_s`: silence after reports that resets a quiet controller; 0 = never (docs/radio.md).
+        public var quietS = 60
 
         public var interval: Duration { .milliseconds(intervalMs) }
         public var lostAfter: Duration { .seconds(lostAfterS) }
