@@ -1,6 +1,8 @@
 import ArgumentParser
+import Config
 import Glibc
-import Gateway
+import MQTT
+import SystemCall
 
 struct CheckConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,8 +1,10 @@
 import ArgumentParser
-import Glibc
+import Config
 import Gateway
+import Glibc
 import Logging
 import ServiceLifecycle
+import SystemCall
 import UnixSignals
 
 struct RunCommand: AsyncParsableCommand {

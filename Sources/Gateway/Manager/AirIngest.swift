@@ -1,4 +1,6 @@
+import Config
 import FoundationEssentials
+import NearbyProtocol
 import Radio
 
 /// The synchronous part of what arrives from the air: a sighting's AD structures through the frame
@@ -6,7 +8,7 @@ import Radio
 ///
 /// A value type with one owner, the `MessageManager` actor, which calls it for every sighting and audio
 /// payload and then does what it reports through an `AirIngestSink` (events, LEDs, scan windows, logs).
-/// `nearby-gateway bench pipeline` drives this same type, so the benchmark measures the gateway's code.
+/// `nearby-gateway-bench pipeline` drives this same type, so the benchmark measures the gateway's code.
 public struct AirIngest: Sendable {
     /// What the owner listens for right now: the running subscriptions per medium (permission and
     /// power state applied) and whether scan-mode publications want subscriber beacons. The owner

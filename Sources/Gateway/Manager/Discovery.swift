@@ -1,4 +1,6 @@
+import Config
 import FoundationEssentials
+import NearbyProtocol
 import Radio
 
 /// What the found set holds: one of our messages, or a beacon a subscription opted into.

@@ -1,4 +1,6 @@
+import Config
 import Logging
+import NearbyProtocol
 
 /// The parts of the config the message manager runs on, resolved once per (re)load.
 struct ManagerSettings: Sendable {

@@ -1,6 +1,8 @@
+import Config
 import FoundationEssentials
 import Logging
 import Modem
+import NearbyProtocol
 import Radio
 import SystemCall
 

@@ -1,4 +1,6 @@
 import Glibc
+import MQTT
+import NearbyProtocol
 import Radio
 import SystemCall
 

@@ -1,5 +1,8 @@
+import Broker
+import Config
 import Glibc
 import Logging
+import NearbyProtocol
 
 /// The manager's answers to socket clients (PUB/UNPUB/SET/GET; the broker itself does SUB/UNSUB/PING).
 extension MessageManager {

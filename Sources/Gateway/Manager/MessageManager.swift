@@ -1,5 +1,9 @@
+import Config
 import FoundationEssentials
+import LEDs
 import Logging
+import MQTT
+import NearbyProtocol
 import Radio
 
 /// The one owner of the gateway's Nearby state (`GNSMessageManager`, serverless): publications,

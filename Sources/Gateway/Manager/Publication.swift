@@ -1,3 +1,5 @@
+import Config
+import NearbyProtocol
 /// Identifies a publication in `OK <handle>` / `UNPUB <handle>` and in logs.
 public struct PublicationID: Hashable, Sendable, Comparable, CustomStringConvertible {
     public var rawValue: Int

@@ -53,13 +53,4 @@ import Testing
         running.cancel()
         await running.value
     }
-
-    @Test func theBrokerLoopAnswersProbesAndAStoppedOneWaitsUntilCancelled() async throws {
-        let running = try SocketTestBroker.start()
-        for _ in 0..<3 { await running.broker.probe() }   // the loop turns for each
-        running.stop()
-        let waiting = Task { await running.broker.probe() }   // no loop: never answered...
-        waiting.cancel()                                        // ...until the watchdog is cancelled at shutdown
-        await waiting.value
-    }
 }
