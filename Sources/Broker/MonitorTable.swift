@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NearbyProtocol
 
 /// What `nearby-gateway monitor` shows a person: the found messages (one row per topic and content,
 /// removed on `lost`) and the latest `$SYS` state. Pure: lines in, text out, time passed in.

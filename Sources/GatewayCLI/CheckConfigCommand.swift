@@ -2,6 +2,7 @@ import ArgumentParser
 import Config
 import Glibc
 import MQTT
+import NearbyProtocol
 import SystemCall
 
 struct CheckConfigCommand: AsyncParsableCommand {

@@ -3,6 +3,7 @@ import Config
 import Gateway
 import Glibc
 import Logging
+import NearbyProtocol
 import ServiceLifecycle
 import SystemCall
 import UnixSignals

@@ -1,7 +1,9 @@
+@testable import Config
 import Foundation
 import Logging
+@testable import NearbyProtocol
 import Testing
-@testable import Gateway
+@testable import MQTT
 
 /// Issue 31: in the quick bench, found events reached the broker 1,005 ms after they were handed to
 /// the bridge: a wake-up of the bridge's thread was lost and the events waited for its poll's 1 s

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Logging
+import NearbyProtocol
 import Synchronization
 import SystemCall
 #if canImport(Glibc)
