@@ -1,11 +1,12 @@
 import FoundationEssentials
+import NearbyProtocol
 
 /// What `nearby-gateway monitor` shows a person: the found messages (one row per topic and content,
 /// removed on `lost`) and the latest `$SYS` state. Pure: lines in, text out, time passed in.
 ///
 /// A found event comes once, when an entry is first found, so its `last_seen` is its first sighting;
-/// the AGE column (time since last seen) is kept current from `GET found` replies (`refresh`), which
-/// carry every entry's latest `last_seen`.
+/// the AGE column (time since last seen) is kept current from `GET found` replies (`refresh`), whose
+/// `$SYS/found` lines carry every entry's latest `last_seen`.
 public struct MonitorTable: Sendable {
     public struct Row: Sendable, Equatable {
         public var namespace: String
@@ -96,18 +97,20 @@ public struct MonitorTable: Sendable {
         text.flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
     }
 
-    /// A `GET found` reply (`OK [ … ]`): each listed row's last sighting, and its RSSI, move on.
-    /// Rows not listed are left alone (their lost event is on its way).
+    /// One line of a `GET found` reply (`$SYS/found {…}`, one per entry, docs/socket-protocol.md):
+    /// that row's last sighting, and its RSSI, move on. Rows not listed are left alone (their lost
+    /// event is on its way); any other line is ignored.
     public mutating func refresh(_ line: String) {
-        guard line.hasPrefix("OK ["), let sightings = try? JSONDecoder().decode([Sighting].self, from: Data(line.dropFirst(3).utf8))
-        else { return }
-        for sighting in sightings {
-            guard let index = rowKeys.firstIndex(of: Self.key(sighting)), let seen = Self.date(sighting.last_seen) else { continue }
-            rows[index].lastSeen = max(rows[index].lastSeen, seen)
-            if let rssi = sighting.shownRSSI { rows[index].rssi = rssi }
-            if let metres = sighting.distance_m { rows[index].distance = metres }
-        }
+        guard line.hasPrefix(Self.foundListPrefix),
+              let sighting = try? JSONDecoder().decode(Sighting.self, from: Data(line.dropFirst(Self.foundListPrefix.utf8.count).utf8)),
+              let index = rowKeys.firstIndex(of: Self.key(sighting)), let seen = Self.date(sighting.last_seen) else { return }
+        rows[index].lastSeen = max(rows[index].lastSeen, seen)
+        if let rssi = sighting.shownRSSI { rows[index].rssi = rssi }
+        if let metres = sighting.distance_m { rows[index].distance = metres }
     }
+
+    /// What each line of a `GET found` reply starts with.
+    public static let foundListPrefix = "$SYS/found "
 
     private mutating func ingestSystem(topic: String, json: String) {
         let cleaned = json.replacing(#","retained":true}"#, with: "}")
@@ -122,7 +125,7 @@ public struct MonitorTable: Sendable {
 
     /// The whole screen, `width` columns wide.
     public func render(now: Date, width: Int, header: String) -> [String] {
-        var lines = [clip(header, width), ""]
+        var lines = [clip(TerminalText.escape(header), width), ""]
         let columns = [("NAMESPACE", 16), ("TYPE", 16), ("CONTENT", max(10, width - 16 - 16 - 8 - 6 - 7 - 7 - 6)), ("MEDIUM", 8), ("RSSI", 6),
                        ("DIST", 7), ("AGE", 7)]
         lines.append(clip(columns.map { pad($0.0, $0.1) }.joined(separator: " "), width))
@@ -134,20 +137,21 @@ public struct MonitorTable: Sendable {
         if rows.isEmpty { lines.append("(nothing found yet)") }
         if !system.isEmpty {
             lines.append("")
-            for entry in system { lines.append(clip("\(entry.topic) \(entry.json)", width)) }
+            for entry in system { lines.append(clip(TerminalText.escape("\(entry.topic) \(entry.json)"), width)) }
         }
         return lines
     }
 
-    /// One line per event for a log or a pipe (when stdout is not a terminal).
+    /// One line per event for a log or a pipe (when stdout is not a terminal); control characters
+    /// of the content (and anything else) escaped, since a pipe often ends in a terminal.
     public static func plainLine(_ line: String) -> String? {
         guard let (topic, json) = event(line) else { return nil }
         guard !topic.hasPrefix("$SYS/"), let sighting = try? JSONDecoder().decode(Sighting.self, from: Data(json.utf8)) else {
-            return "\(topic) \(json)"
+            return TerminalText.escape("\(topic) \(json)")
         }
         let content = sighting.text.map { "\"\($0)\"" } ?? "base64:" + (sighting.content ?? "")
-        return "\(topic) \(content) medium=\(sighting.medium ?? "-") rssi=\(sighting.shownRSSI.map(String.init) ?? "-")"
-            + (sighting.distance_m.map { " distance=" + metres($0) } ?? "")
+        return TerminalText.escape("\(topic) \(content) medium=\(sighting.medium ?? "-") rssi=\(sighting.shownRSSI.map(String.init) ?? "-")"
+            + (sighting.distance_m.map { " distance=" + metres($0) } ?? ""))
     }
 
     /// "0.8m", "12m": a tenth of a metre means nothing past 10 m (docs/behaviour.md).
@@ -163,7 +167,8 @@ public struct MonitorTable: Sendable {
     }
 
     private func pad(_ text: String, _ width: Int) -> String {
-        let printable = String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 })
+        // Escaped before the width is counted, so a cell's escapes never push the columns out.
+        let printable = TerminalText.escape(text)
         if printable.count > width { return String(printable.prefix(width - 1)) + "…" }
         return printable + String(repeating: " ", count: width - printable.count)
     }

@@ -8,6 +8,8 @@ public enum ReplyLine {
         case .ok(let detail?): detail.isEmpty ? "OK\n" : "OK \(oneLine(detail))\n"
         case .error(let code, let text): error(code, text)
         case .event(let topic, let json): event(topic: topic, json: json, retained: false)
+        case .list(let topic, let jsons):
+            jsons.map { event(topic: topic, json: $0, retained: false) }.joined() + "OK \(jsons.count)\n"
         }
     }
 

@@ -69,6 +69,10 @@ public enum SocketReply: Sendable, Equatable {
     /// A reading answered as an event line to the asking client only, e.g. `GET stats` →
     /// `$SYS/stats {json}` (docs/product.md §6).
     case event(topic: String, json: String)
+    /// A list answered one line per item, so no line passes the 4,096-byte bound however long the
+    /// list: `<topic> <json>` per item to the asking client only, then `OK <count>` as the reply
+    /// proper, which ends the list (`GET found` → `$SYS/found {…}` lines, then `OK 3`).
+    case list(topic: String, jsons: [String])
 }
 
 /// The fixed set of `ERR` codes (docs/socket-protocol.md lists when each is sent).

@@ -142,7 +142,7 @@ enum Sections {
         var settings = GatewayConfig.RadioSettings(device: board?.radioDevice ?? "", exclusive: false, intervalMs: 100,
                                                    rotateS: 600, lostAfterS: 10, scanDuty: 100)
         guard let table = reader.table(root, "radio", prefix: "") else { return settings }
-        reader.checkKeys(table, prefix: "radio", allowed: ["device", "exclusive", "interval_ms", "rotate_s", "lost_after_s", "scan_duty", "reannounce", "tx_power_1m", "path_loss_x10"])
+        reader.checkKeys(table, prefix: "radio", allowed: ["device", "exclusive", "interval_ms", "rotate_s", "lost_after_s", "scan_duty", "reannounce", "tx_power_1m", "path_loss_x10", "quiet_s"])
         if let (device, line) = reader.string(table, "device", prefix: "radio") {
             if let problem = RadioDeviceName.problem(device) { reader.problem(line, "radio.device", problem) } else { settings.device = device }
         }
@@ -156,6 +156,8 @@ enum Sections {
         settings.txPowerAt1m = reader.integer(table, "tx_power_1m", prefix: "radio", range: -100...20, unit: " dBm")?.value ?? settings.txPowerAt1m
         // 1.0 (a waveguide, corridors) to 6.0 (thick walls, obstructed): the published indoor range.
         settings.pathLossX10 = reader.integer(table, "path_loss_x10", prefix: "radio", range: 10...60)?.value ?? settings.pathLossX10
+        // At most 2 minutes: a quiet controller is reset within that (issue 28); 0 turns it off.
+        settings.quietS = reader.integer(table, "quiet_s", prefix: "radio", range: 0...120, unit: " s")?.value ?? settings.quietS
         return settings
     }
 

@@ -32,6 +32,7 @@ extension GatewayConfig {
         compare("radio.interval_ms", radio.intervalMs, new.radio.intervalMs)
         compare("radio.scan_duty", radio.scanDuty, new.radio.scanDuty)
         compare("radio.reannounce", radio.reannounce.rawValue, new.radio.reannounce.rawValue, quoted)
+        compare("radio.quiet_s", radio.quietS, new.radio.quietS)
         compare("audio.device", audio.device, new.audio.device, quoted)
         compare("audio.protocol", audio.protocol.rawValue, new.audio.protocol.rawValue, quoted)
         compare("audio.volume", audio.volume, new.audio.volume)

@@ -39,6 +39,8 @@ public struct GatewayConfig: Sendable, Equatable {
         public var txPowerAt1m = -59
         /// The path-loss exponent ×10 (`radio.path_loss_x10`; TOML floats are not supported).
         public var pathLossX10 = 25
+        /// `radio.quiet_s`: silence after reports that resets a quiet controller; 0 = never (docs/radio.md).
+        public var quietS = 60
 
         public var interval: Duration { .milliseconds(intervalMs) }
         public var lostAfter: Duration { .seconds(lostAfterS) }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Config
 import Glibc
 import MQTT
+import NearbyProtocol
 import SystemCall
 
 struct CheckConfigCommand: AsyncParsableCommand {
@@ -44,11 +45,13 @@ struct CheckConfigCommand: AsyncParsableCommand {
             // A warning, not a problem: a deployment keeps running while its owner rolls out a new key.
             Self.printError("\(config): api_key: warning: \(weakness); make a strong one with `nearby-gateway key` and put it in every gateway's config")
         }
-        print(Self.summary(gateway, board: board))
+        // Config values are quoted back (names, paths): shown escaped, like everything a person reads.
+        Console.out(Self.summary(gateway, board: board).split(separator: "\n", omittingEmptySubsequences: false)
+            .map { TerminalText.escape(String($0)) }.joined(separator: "\n") + "\n")
     }
 
     private static func printError(_ line: String) {
-        Console.err(line + "\n")
+        Console.err(TerminalText.escape(line) + "\n")
     }
 
     static func summary(_ config: GatewayConfig, board: Board) -> String {

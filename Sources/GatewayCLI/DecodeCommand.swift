@@ -70,7 +70,7 @@ struct DecodeCommand: AsyncParsableCommand {
             guard reassembler != nil else { continue }
             switch reassembler!.ingest(r.payload, source: SourceID(medium: .audio, address: 0), now: .now) {
             case .message(let m):
-                print("          message \(m.namespace)/\(m.type)  \(m.content.count) bytes  \(Self.hex(m.content))"
+                print("          message \(TerminalText.escape(m.namespace))/\(TerminalText.escape(m.type))  \(m.content.count) bytes  \(Self.hex(m.content))"
                     + Self.quoted(m.content))
             case .subscriberBeacon(let id): print("          subscriber beacon \(id)")
             case .incomplete: print("          chunk of a message, waiting for the rest")
@@ -87,7 +87,7 @@ struct DecodeCommand: AsyncParsableCommand {
     static func quoted(_ bytes: [UInt8]) -> String {
         guard let text = String(validating: bytes, as: UTF8.self) else { return "" }
         let escaped = text.unicodeScalars.map { s in
-            s.value >= 0x20 && s.value != 0x7f && s != "\"" && s != "\\" ? String(s) : "\\u{\(String(s.value, radix: 16))}"
+            s.value >= 0x20 && !(0x7f...0x9f).contains(s.value) && s != "\"" && s != "\\" ? String(s) : "\\u{\(String(s.value, radix: 16))}"
         }.joined()
         return "  \"\(escaped)\""
     }

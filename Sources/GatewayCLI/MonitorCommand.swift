@@ -60,8 +60,8 @@ struct MonitorCommand: ParsableCommand {
             }
             if let line {
                 if line.hasPrefix("ERR ") { fail("the gateway refused: \(line)") }
-                if line.hasPrefix("OK [") {
-                    table.refresh(line)
+                if line.hasPrefix(MonitorTable.foundListPrefix) {
+                    table.refresh(line)   // `GET found`'s entries; its closing `OK <count>` is ignored below
                 } else if json {
                     if MonitorTable.event(line) != nil { Self.write(line + "\n") }
                 } else if terminal {

@@ -3,6 +3,7 @@ import Config
 import Gateway
 import Glibc
 import Logging
+import NearbyProtocol
 import ServiceLifecycle
 import SystemCall
 import UnixSignals
@@ -32,7 +33,8 @@ struct RunCommand: AsyncParsableCommand {
         do {
             (gatewayConfig, board) = try ConfigLoader.load(path: config)
         } catch {
-            Console.err("nearby-gateway: not starting, \(config) is invalid:\n\(error)\n")
+            let problems = "\(error)".split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escape(String($0)) }
+            Console.err("nearby-gateway: not starting, \(TerminalText.escape(config)) is invalid:\n\(problems.joined(separator: "\n"))\n")
             throw ExitCode(2)
         }
         let level = SharedLogLevel(logLevel ?? gatewayConfig.logLevel, commandLine: logLevel)

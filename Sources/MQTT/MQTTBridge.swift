@@ -161,11 +161,17 @@ public final class MQTTBridge: EventSink, Sendable {
     func update(_ body: (inout MQTTBridgeStatistics) -> Void) { shared.withLock { body(&$0.statistics) } }
     func report(_ change: Change) { changesContinuation.yield(change) }
 
-    /// Empties the wake pipe; events published from here on write to it again.
-    func drainWake() {
-        shared.withLock { $0.wakePending = false }
+    /// Empties the wake pipe, then lets the next event write to it again. In this order: an event
+    /// published while the pipe is being emptied either finds the flag still set (and is taken by
+    /// the flush that follows) or writes a byte that stays in the pipe. The other order lost a
+    /// wake-up whenever an event came in between: the flag stayed set with the pipe empty, and every
+    /// later event waited for the poll's 1 s timeout (issue 31: found events reached the broker
+    /// 1,005 ms late). `afterReading` lets a test publish at exactly that point.
+    func drainWake(afterReading: () -> Void = {}) {
         var buffer = [UInt8](repeating: 0, count: 64)
         while read(wakeRead, &buffer, buffer.count) > 0 {}
+        afterReading()
+        shared.withLock { $0.wakePending = false }
     }
 
     private func wake() {

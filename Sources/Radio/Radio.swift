@@ -24,6 +24,8 @@ public actor Radio {
     let configuration: RadioConfiguration
     let logger: Logger
     nonisolated let recorder = StatisticsRecorder()
+    /// When reports last arrived; nil when `quietTimeout` is nil (never reset for silence).
+    nonisolated let quietWatch: QuietWatch?
     private let openTransport: @Sendable (StatisticsRecorder, RadioLoop) throws(RadioError) -> any HCITransport
 
     // What the owner asked for; every (re)connection converges the controller to it.
@@ -59,6 +61,7 @@ public actor Radio {
         logger[metadataKey: "device"] = "\(name)"
         self.logger = logger
         self.openTransport = openTransport
+        quietWatch = configuration.quietTimeout.map(QuietWatch.init(timeout:))
         (events, sink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
         if let failure = loop.failure {
             logger.warning("no radio thread: the radio runs on the shared pool",
@@ -122,6 +125,16 @@ public actor Radio {
         while !Task.isCancelled {
             let (wasUp, failure) = await connectAndServe()
             guard let failure, !Task.isCancelled else { break }
+            if failure.kind == .quiet {
+                // Not an outage: the controller answers. Reconnecting at once is the reset (HCI
+                // Reset and the whole initialisation); the back-off is the watch's doubling bound.
+                recorder.record { $0.quietResets += 1 }
+                logger.warning("controller quiet, resetting it", metadata: ["error": "\(failure)"])
+                sink.yield(.quiet(failure))
+                downReported = false
+                delay = configuration.reconnectInitialDelay
+                continue
+            }
             if wasUp {
                 downReported = false
                 delay = configuration.reconnectInitialDelay
@@ -157,8 +170,10 @@ public actor Radio {
         let controller = HCIController(
             transport: transport, commandTimeout: configuration.commandTimeout, recorder: recorder, loop: loop)
         var failure: RadioError?
+        quietWatch?.connected()
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
+                if let quietWatch { group.addTask { try await self.watchForQuiet(quietWatch) } }
                 group.addTask { try await controller.run() }
                 group.addTask { try await self.serve(controller) }
                 group.addTask { try await self.deliverSightings(from: controller) }
@@ -189,6 +204,7 @@ public actor Radio {
             switch event {
             case .advertisingReports(let reports):
                 let now = ContinuousClock.now
+                quietWatch?.heard(now: now)
                 for report in reports {
                     guard report.isComplete else {
                         recorder.record { $0.incompleteReports += 1 }
@@ -210,5 +226,20 @@ public actor Radio {
         }
         if let cause = await controller.finishedCause { throw cause }
         throw CancellationError()
+    }
+
+    /// Ends the connection with a `.quiet` error when reports stop (`QuietWatch` says when); waits
+    /// on the radio's loop otherwise, one wake-up per bound at most.
+    private func watchForQuiet(_ watch: QuietWatch) async throws {
+        while true {
+            switch watch.check(scanning: link?.scanningEnabled ?? false) {
+            case .wait(let duration):
+                try await loop.sleep(for: duration)
+            case .quiet(let silence):
+                throw RadioError(
+                    kind: .quiet, device: device, operation: "advertising reports",
+                    message: "none for \(silence.components.seconds) s while scanning, after reports were arriving; the controller still answers commands")
+            }
+        }
     }
 }

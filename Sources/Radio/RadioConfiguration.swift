@@ -26,6 +26,10 @@ public struct RadioConfiguration: Sendable, Equatable {
     /// Reconnect back-off: starts at `initial`, doubles per failed attempt up to `maximum`.
     public var reconnectInitialDelay: Duration
     public var reconnectMaximumDelay: Duration
+    /// A controller that goes quiet (answers commands, delivers no advertising reports): after
+    /// reports were arriving on this connection, this long without one while scanning resets it.
+    /// nil: never. Doubles after each such reset (`QuietWatch`, docs/radio.md).
+    public var quietTimeout: Duration?
 
     public init(
         advertisingInterval: Duration = .milliseconds(100),
@@ -34,8 +38,10 @@ public struct RadioConfiguration: Sendable, Equatable {
         commandTimeout: Duration = .seconds(2),
         reconnectInitialDelay: Duration = .milliseconds(100),
         reconnectMaximumDelay: Duration = .seconds(5),
-        reannounce: ReannouncePolicy = .automatic
+        reannounce: ReannouncePolicy = .automatic,
+        quietTimeout: Duration? = .seconds(60)
     ) {
+        self.quietTimeout = quietTimeout
         self.advertisingInterval = advertisingInterval
         self.reannounce = reannounce
         self.scanInterval = scanInterval

@@ -16,6 +16,9 @@ public struct RadioError: Error, Sendable, Equatable, CustomStringConvertible {
         case controller
         /// The controller (or our caller) broke the protocol: malformed packets, over-long data.
         case protocolViolation
+        /// The controller still answers but has delivered no advertising report for the quiet
+        /// timeout, after delivering some: it is reset (`RadioEvent.quiet`).
+        case quiet
     }
 
     public var kind: Kind

@@ -152,6 +152,7 @@ extension Radio {
         }
         try await controller.send(extended ? .leSetExtendedScanEnable(enabled) : .leSetScanEnable(enabled))
         link?.scanningEnabled = enabled
+        if enabled { quietWatch?.scanningStarted() }
     }
 
     private func setAdvertisingEnabled(_ enabled: Bool, _ controller: HCIController) async throws {

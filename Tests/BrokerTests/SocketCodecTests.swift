@@ -284,4 +284,23 @@ import Foundation
         #expect(JSONObjectWriter.quote("a\u{1}\n\\") == #""a\u0001\n\\""#)
         #expect(JSONObjectWriter.quote("é") == "\"é\"")
     }
+
+    /// Issue 28 (fault runs): DEL and NEL (U+0085, a line break to Python's `splitlines()`) were left
+    /// raw while U+2028 was escaped; every C1 control is escaped now, so no consumer splits an event.
+    @Test func quotingEscapesDELAndTheC1Controls() {
+        #expect(JSONObjectWriter.quote("a\u{7F}b\u{85}c\u{9B}d\u{A0}") == #""a\u007fb\u0085c\u009bd"# + "\u{A0}\"")
+        let message = Message(namespace: "room", type: "greeting", content: Array("x\u{85}y\u{7F}".utf8))
+        let line = ReplyLine.event(topic: "found/room/greeting", json: SightingEvent.json(
+            message: message, medium: .ble, rssi: nil, firstSeen: Date(), lastSeen: Date()), retained: false)
+        #expect(line.dropLast().splitLines().count == 1, "\(line)")
+        #expect(!line.unicodeScalars.contains { $0.value == 0x7F || (0x80...0x9F).contains($0.value) })
+    }
+}
+
+private extension Substring {
+    /// Python's `str.splitlines()`: the line boundaries a consumer in Python would cut at.
+    func splitLines() -> [Substring] {
+        let breaks: Set<UInt32> = [0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x85, 0x2028, 0x2029]
+        return split(omittingEmptySubsequences: false) { $0.unicodeScalars.contains { breaks.contains($0.value) } }
+    }
 }

@@ -32,13 +32,13 @@ import Testing
         let later = Self.date.addingTimeInterval(120)
         let message = Message(namespace: "room", type: "greeting", content: Array("hello".utf8))
         let entry = SightingEvent.json(message: message, medium: .ble, rssi: -50, firstSeen: Self.date, lastSeen: later.addingTimeInterval(-3))
-        table.refresh("OK [\(entry)]")
+        table.refresh(ReplyLine.encode(.list(topic: "$SYS/found", jsons: [entry])).split(separator: "\n").map(String.init)[0])
         let screen = table.render(now: later, width: 100, header: "h")
         #expect(screen.contains { $0.contains("hello") && $0.contains(" 3s") }, "\(screen)")
         #expect(!screen.contains { $0.contains("2m0s") }, "AGE still counts from the first sighting: \(screen)")
         #expect(table.rows.first?.rssi == -50)
-        table.refresh("OK []")                                   // an empty found set changes nothing by itself
-        table.refresh("OK [not json")
+        table.refresh("OK 0")                                    // an empty found set changes nothing by itself
+        table.refresh("$SYS/found {not json")
         #expect(table.rows.count == 1)
     }
 
@@ -79,5 +79,21 @@ import Testing
         #expect(row.contains("greeting") && row.contains("hello") && row.contains("ble") && row.contains("1m15s"))
         #expect(MonitorTable.plainLine(Self.found()) == #"found/room/greeting "hello" medium=ble rssi=-60"#)
         #expect(MonitorTable.plainLine("OK p-1") == nil)
+    }
+
+    /// Issue 28 (fault runs): content `ESC ] 0;pwned BEL ESC [2J CR fake line` retitled and cleared the
+    /// terminal of every monitor that found it. Table and pipe output show control characters escaped.
+    @Test func controlCharactersInContentNeverReachTheTerminal() {
+        let hostile = "\u{1B}]0;pwned\u{7}\u{1B}[2J\rfake line\u{9B}2J\u{7F}"
+        var table = MonitorTable()
+        table.ingest(Self.found(content: hostile), now: Self.date)
+        table.ingest(#"$SYS/error/x {"error":"x","set":true,"message":"\u001b[2J\u009b"}"#, now: Self.date)
+        let screen = table.render(now: Self.date, width: 200, header: "h")
+        let plain = MonitorTable.plainLine(Self.found(content: hostile)) ?? ""
+        for text in screen + [plain] {
+            #expect(!text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }, "\(text.debugDescription)")
+        }
+        #expect(plain == #"found/room/greeting "\x1b]0;pwned\x07\x1b[2J\rfake line\x9b2J\x7f" medium=ble rssi=-60"#)
+        #expect(screen.contains { $0.contains(#"\x1b]0;pwned"#) }, "\(screen)")
     }
 }

@@ -60,8 +60,46 @@ extension EndToEnd {
             #expect(!watch.received.contains { $0.hasPrefix("lost/flood/keep ") }, "the authenticated message was evicted")
             let before = watch.received.count
             watch.send("GET found")
-            let found = try await watch.waitForLine(startingWith: "OK ", after: before)
-            #expect(found.contains("\"namespace\":\"flood\",\"type\":\"keep\""), "the message is not in GET found")
+            try await watch.waitForLine(startingWith: "OK ", after: before)
+            #expect(watch.received[before...].contains { $0.hasPrefix("$SYS/found ") && $0.contains("\"namespace\":\"flood\",\"type\":\"keep\"") },
+                    "the message is not in GET found")
+            #expect(try await gateway.stop() == 0)
+        }
+
+        /// Issue 28 (fault runs): `GET found` answered in one line of 1.3 MB (4,096 entries), though lines
+        /// are at most 4,096 bytes. Now one `$SYS/found` line per entry, then `OK <count>`.
+        @Test("GET found: one line per entry, each within 4,096 bytes, closed by OK <count>")
+        func getFoundKeepsTheLineBound() async throws {
+            let air = try PrivateAir(label: "found-list")
+            try air.start()
+            defer { air.stop() }
+            let folder = try TemporaryFolder("found-list")
+            var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("found-list"), folder: folder, name: "l")
+            config.lostAfterSeconds = 600
+            config.subscriptions = ["namespace = \"list\"\ntype = \"*\"\nmediums = [\"ble\"]\ninclude = [\"ibeacon\"]"]
+            let configPath = try config.write(replacing: ["h4:\(TestEnvironment.btvirtServer)": "h4:\(air.socketPath)"], as: "l.toml")
+            let gateway = try GatewayProcess.run(config: configPath, logLevel: "info")
+            try await gateway.waitForLog("running", timeout: .seconds(15))
+            let watch = try SocketClient(path: config.socketPath)
+            _ = try await watch.request("SUB found/ibeacon/#")
+            // 300 sent; 40 found make a one-line answer of ~12 KB, three times the bound.
+            try await flood(air: air, first: 0, count: 300)
+            try await watch.waitForLine(timeout: .seconds(30), what: "40 beacons found") { _ in
+                watch.received.filter { $0.hasPrefix("found/ibeacon/") }.count >= 40
+            }
+            let before = watch.received.count
+            watch.send("GET found")
+            let end = try await watch.waitForLine(startingWith: "OK ", after: before, timeout: .seconds(10))
+            let reply = Array(watch.received[before...]).filter { !$0.hasPrefix("found/") && !$0.hasPrefix("$SYS/dropped") }
+            let entries = reply.filter { $0.hasPrefix("$SYS/found {") }
+            #expect(Int(end.dropFirst(3)) == entries.count, "OK's count is not the number of entry lines: \(end), \(entries.count)")
+            #expect(entries.count >= 40, "\(reply.prefix(3))")
+            #expect(reply.last == end && reply.count == entries.count + 1, "lines other than entries in the reply: \(reply.prefix(3))")
+            for line in reply { #expect(line.utf8.count + 1 <= 4096, "a line of \(line.utf8.count + 1) bytes") }
+            for line in entries {
+                let object = try JSONSerialization.jsonObject(with: Data(line.dropFirst("$SYS/found ".count).utf8)) as? [String: Any]
+                #expect(object?["namespace"] as? String == "ibeacon" && object?["last_seen"] is String, "\(line)")
+            }
             #expect(try await gateway.stop() == 0)
         }
 

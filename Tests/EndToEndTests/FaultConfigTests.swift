@@ -78,5 +78,25 @@ extension EndToEnd {
             _ = try await checker.waitForExit()
             #expect(!checker.log.contains(key) && !checker.log.contains(secret.prefix(12)), "check-config printed the key:\n\(checker.log)")
         }
+
+        /// Issue 28 (fault runs): what a person reads must not carry terminal controls. Config values
+        /// quoted back in problems (`check-config`, `run` refusing the file) show them escaped.
+        @Test("check-config and run quote config values with control characters escaped")
+        func configProblemsAreEscaped() async throws {
+            let folder = try TemporaryFolder("escape")
+            let path = try folder.write("e.toml", #"""
+                api_key = "x"
+                board = "sim\u001b]0;pwned\u0007"
+                log_level = "loud\u001b[2J\u009b"
+                """#)
+            for arguments in [["check-config", "--config", path], ["run", "--config", path]] {
+                let checker = try GatewayProcess(arguments: arguments, configPath: path)
+                _ = try await checker.waitForExit()
+                let output = checker.log
+                #expect(!output.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B },
+                        "\(arguments[0]) printed a control character: \(output.debugDescription)")
+                #expect(output.contains(#"sim\x1b]0;pwned\x07"#) && output.contains(#"loud\x1b[2J\x9b"#), "\(arguments[0]): \(output)")
+            }
+        }
     }
 }

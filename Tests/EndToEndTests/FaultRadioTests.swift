@@ -59,5 +59,46 @@ extension EndToEnd {
             #expect(try await gatewayA.stop() == 0)
             #expect(try await gatewayB.stop() == 0)
         }
+
+        /// Issue 28 item 2: the controller goes quiet (answers commands, reports nothing). The binary on
+        /// a scripted H4 controller (btvirt cannot be made to go quiet), `radio.quiet_s = 2`:
+        /// `$SYS/error/radio-quiet` is raised, the controller reset, the error cleared when reports
+        /// arrive again, and the reset counted in `GET stats`.
+        @Test("a quiet controller: radio-quiet raised, the controller reset, cleared when reports resume, counted")
+        func quietControllerIsReset() async throws {
+            let folder = try TemporaryFolder("quiet")
+            let controller = try ScriptedController(path: folder.path("controller.sock"))
+            defer { controller.stop() }
+            var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("quiet"), folder: folder, name: "q")
+            config.subscriptions = ["namespace = \"quiet\"\ntype = \"*\"\nmediums = [\"ble\"]"]
+            let path = try config.write(replacing: ["h4:\(TestEnvironment.btvirtServer)": "h4:\(controller.path)",
+                                                    "interval_ms = 100": "interval_ms = 100\nquiet_s = 2"], as: "q.toml")
+            let gateway = try GatewayProcess.run(config: path)
+            try await gateway.waitForLog("listening", timeout: .seconds(15))
+            let watch = try SocketClient(path: config.socketPath)
+            _ = try await watch.request("SUB $SYS/error/#")
+            try await gateway.waitForLog("controller up", timeout: .seconds(15))
+            // Reports arrive (a scripted neighbour's adverts): the air was busy. Then the controller goes quiet.
+            _ = try await withDeadline(.seconds(20), waitingFor: { "20 reports sent" }) { () -> Int? in
+                for await sent in controller.reports where sent >= 20 { return sent }
+                return nil
+            }
+            let mark = watch.received.count
+            controller.reporting = false
+            let raised = try await watch.waitForLine(after: mark, timeout: .seconds(30), what: "radio-quiet set") {
+                $0.hasPrefix("$SYS/error/radio-quiet ") && $0.eventJSON["set"] as? Bool == true
+            }
+            #expect((raised.eventJSON["message"] as? String ?? "").contains("none for"), "\(raised)")
+            #expect(!watch.received[mark...].contains { $0.hasPrefix("$SYS/error/bluetooth-power ") }, "a quiet controller is no outage")
+            controller.reporting = true
+            try await watch.waitForLine(after: mark, timeout: .seconds(30), what: "radio-quiet cleared") {
+                $0.hasPrefix("$SYS/error/radio-quiet ") && $0.eventJSON["set"] as? Bool == false
+            }
+            #expect(controller.resets == 2, "one HCI Reset at start, one for the quiet spell")
+            let counters = try await stats(watch)
+            #expect(counters["radio_quiet_resets"] as? Int == 1, "\(counters)")
+            #expect(try await watch.request("GET errors") == "OK []")
+            #expect(try await gateway.stop() == 0)
+        }
     }
 }

@@ -53,7 +53,7 @@ extension EndToEnd {
                     + "(\(String(format: "%.1f", steps / max(1, elapsed)))/s) and B saw \(adverts) adverts"
             }
             #expect(lostEarly == nil, "lost while the publisher was on the air: \(lostEarly ?? "")\(evidence)")
-            let foundSet = try await watch.request("GET found")
+            let foundSet = try await watch.requestFound()
             #expect(Self.allRefreshed(foundSet, types: types, for: Double(3 * lostAfter)), "B's found set: \(foundSet)")
 
             // The publisher goes: its publications with it. Lost comes within lost_after_s + 10 %
@@ -71,10 +71,8 @@ extension EndToEnd {
         }
 
         /// Whether `GET found` holds every type with last_seen at least `seconds` after first_seen.
-        static func allRefreshed(_ reply: String, types: [String], for seconds: Double) -> Bool {
-            guard reply.hasPrefix("OK "),
-                  let array = try? JSONSerialization.jsonObject(with: Data(reply.dropFirst(3).utf8)) as? [[String: Any]]
-            else { return false }
+        static func allRefreshed(_ entries: [String], types: [String], for seconds: Double) -> Bool {
+            let array = entries.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
             return types.allSatisfy { type in
                 array.contains { entry in

@@ -57,8 +57,8 @@ extension EndToEnd {
             #expect((settled["distance_m"] as? Double ?? 0) > 2, "\(settled)")
             try await sub.waitForMessage("1 sig/ha/subscription/1 {\"state\":\"ON\",\"found\":1,\"namespace\":\"sig\",\"type\":\"*\",\"rssi\":-6",
                                          timeout: .seconds(10))
-            let listed = try await client.request("GET found")
-            #expect(listed.contains("\"rssi\":-70"), "\(listed)")
+            let listed = try await client.requestFound()
+            #expect(listed.count == 1 && listed[0].contains("\"rssi\":-70"), "\(listed)")
 
             #expect(try await gateway.stop() == 0)
             try await sub.stop(signal: SIGKILL)

@@ -50,7 +50,7 @@ extension EndToEnd {
             #expect(try await second.request("UNSUBSCRIBE s2") == "OK")
             #expect(try await second.request("UNSUBSCRIBE s2").hasPrefix("ERR not-found "))
             try await watch.waitForLine(startingWith: "lost/kitchen/timer ", after: mark, timeout: .seconds(10))
-            #expect(try await second.request("GET found") == "OK []")
+            #expect(try await second.request("GET found") == "OK 0")
 
             #expect(try await gatewayA.stop() == 0)
             #expect(try await gatewayB.stop() == 0)
@@ -148,7 +148,7 @@ extension EndToEnd {
             ui.send("GET stats")
             let stats = try await ui.waitForLine(startingWith: "$SYS/stats ", after: before)
             #expect(stats.eventJSON["adverts_seen"] as? Int == 0, "\(stats)")
-            #expect(try await ui.request("GET found") == "OK []")
+            #expect(try await ui.request("GET found") == "OK 0")
             #expect(!ui.received.contains { $0.hasPrefix("found/") })
 
             let mark = ui.received.count

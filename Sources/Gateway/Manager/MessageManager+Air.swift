@@ -12,6 +12,7 @@ extension MessageManager {
     func handle(_ event: RadioEvent) async {
         switch event {
         case .sighting(let sighting):
+            if errors.contains(.radioQuiet) { await setError(.radioQuiet, false, cause: "advertising reports arrive again") }
             await ingest(sighting)
         case .up:
             await setError(.bluetoothPower, false, cause: "controller up")
@@ -19,6 +20,8 @@ extension MessageManager {
         case .down(let error):
             let which: GatewayErrorState = error.kind == .permission ? .bluetoothPermission : .bluetoothPower
             await setError(which, true, cause: "\(error)", device: error.device, errno: error.errno)
+        case .quiet(let error):
+            await setError(.radioQuiet, true, cause: "\(error); resetting the controller", device: error.device)
         }
     }
 

@@ -71,6 +71,16 @@ extension MessageManager {
         if let radio = air?.statistics {
             json.add("hci_commands", radio.commandsSent)
             json.add("hci_commands_per_s", rawJSON: String(cFormat: "%.1f", radio.commandsPerSecond))
+            json.add("radio_quiet_resets", radio.quietResets)
+            // Input the radio lost or refused, by where (docs/reliability.md, "Adverts lost").
+            var dropped = JSONObjectWriter()
+            dropped.add("socket", radio.socketDrops)
+            dropped.add("queue", radio.overflowed)
+            dropped.add("stream_bytes", radio.droppedStreamBytes)
+            dropped.add("malformed_events", radio.malformedEvents)
+            dropped.add("malformed_adverts", radio.malformedAdverts)
+            dropped.add("incomplete_reports", radio.incompleteReports)
+            json.add("radio_dropped", rawJSON: dropped.string)
         }
         json.add("clients", clients)
         json.add("found", foundCount)

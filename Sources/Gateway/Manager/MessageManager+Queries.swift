@@ -46,10 +46,9 @@ extension MessageManager {
         }.joined(separator: ",") + "]"
     }
 
-    func foundJSON() -> String {
-        "[" + inbound.foundEntries.sorted { $0.firstSeen < $1.firstSeen }.map { entry in
-            eventJSON(entry, entry.detail)
-        }.joined(separator: ",") + "]"
+    /// The found entries, first found first: one object per `$SYS/found` line of `GET found`.
+    func foundJSONs() -> [String] {
+        inbound.foundEntries.sorted { $0.firstSeen < $1.firstSeen }.map { entry in eventJSON(entry, entry.detail) }
     }
 
     var hasScanPublications: Bool { publications.values.contains { $0.mode == .scan } }

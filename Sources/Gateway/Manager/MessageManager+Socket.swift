@@ -20,6 +20,9 @@ extension MessageManager {
             return await set(setting)
         case .get(.stats):
             return .event(topic: "$SYS/stats", json: statsJSON(clients: clients))
+        case .get(.found):
+            // One line per entry: the whole set in one line was 1.3 MB at 4,096 entries (issue 28).
+            return .list(topic: "$SYS/found", jsons: foundJSONs())
         case .get(let key):
             return .ok(get(key, clients: clients))
         case .subscribeMessages(let subscribe):
@@ -90,7 +93,7 @@ extension MessageManager {
         case .stats: statsJSON(clients: clients)
         case .errors: "[" + errors.map(\.rawValue).sorted().map(JSONObjectWriter.quote).joined(separator: ",") + "]"
         case .publications: publicationsJSON()
-        case .found: foundJSON()
+        case .found: "[" + foundJSONs().joined(separator: ",") + "]"   // answered by `handle` as a list
         case .subscriptions: subscriptionsJSON()
         }
     }

@@ -38,6 +38,6 @@ extension GatewayConfig {
         // Scan interval = the advertising interval; the window is the configured duty cycle of it.
         let window = radio.interval * Double(max(1, min(100, radio.scanDuty))) / 100
         return RadioConfiguration(advertisingInterval: radio.interval, scanInterval: radio.interval, scanWindow: window,
-                                  reannounce: radio.reannounce)
+                                  reannounce: radio.reannounce, quietTimeout: radio.quietS > 0 ? .seconds(radio.quietS) : nil)
     }
 }

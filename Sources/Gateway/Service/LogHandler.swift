@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Logging
+import NearbyProtocol
 import Synchronization
 import SystemCall
 #if canImport(Glibc)
@@ -52,14 +53,19 @@ public struct GatewayLogHandler: LogHandler {
     public func log(event: LogEvent) {
         let site = LogRateLimiter.Site(file: event.file, line: event.line)
         Self.output.write(site: site, message: "\(event.message)") {
-            var line = Self.timestamp()
-            line += " \(event.level) [\(label)] \(event.message)"
-            let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
-            for (key, value) in merged.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
-            return line + "\n"
+            Self.line(timestamp: Self.timestamp(), level: event.level, label: label, message: "\(event.message)",
+                      metadata: metadata.merging(event.metadata ?? [:]) { _, new in new })
         } summary: { summary in
             "\(Self.timestamp()) warning [\(label)] \(summary.text) source=\(PathText.lastComponent(summary.site.file)):\(summary.site.line)\n"
         }
+    }
+
+    /// One record's line. Messages quote names and content from the air and the config: one line,
+    /// no terminal controls (a journal read in a terminal is a terminal too).
+    static func line(timestamp: String, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) -> String {
+        var line = "\(timestamp) \(level) [\(label)] \(message)"
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
+        return TerminalText.escape(line) + "\n"
     }
 
     /// Writes the counts of lines still being suppressed (at exit, so none is lost).

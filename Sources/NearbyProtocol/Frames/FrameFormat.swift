@@ -112,6 +112,9 @@ public enum DropReason: String, Sendable, Hashable, CaseIterable {
     case declaredLengthTooLarge = "declared-length-too-large"
     /// Lengths don't add up, or namespace/type are not UTF-8.
     case malformedBody = "malformed-body"
+    /// An authenticated body whose namespace or type `PUB` would refuse (`Message.nameProblem`): empty,
+    /// with '/', '+', '#', whitespace or control characters, or reserved.
+    case invalidName = "invalid-name"
     /// The same chunk index arrived with different bytes, or a different chunk count, under one id.
     case conflictingChunk = "conflicting-chunk"
     /// A chunk tag, or the message id of a whole body, matches none of the accepted epochs' keys: wrong

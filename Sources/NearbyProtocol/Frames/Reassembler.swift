@@ -298,6 +298,10 @@ public struct Reassembler: Sendable {
         guard let namespace = String(validating: body[2..<(2 + ns)], as: UTF8.self),
               let typeName = String(validating: body[(2 + ns)..<contentStart], as: UTF8.self)
         else { return .failed(.malformedBody) }
+        // What PUB and the config refuse is refused from the air too: an empty or slashed name would
+        // make a topic like `found/livingroom/`. Checked once per message, not per sighting.
+        guard Message.nameProblem(namespace, isNamespace: true) == nil, Message.nameProblem(typeName, isNamespace: false) == nil
+        else { return .failed(.invalidName) }
         let message = Message(namespace: namespace, type: typeName, content: Array(body[contentStart...]))
         return .verified(message, Array(body))
     }

@@ -45,4 +45,7 @@ public enum GatewayErrorState: String, Sendable, Hashable, CaseIterable, Codable
     /// The MQTT bridge cannot reach its broker, or the broker refuses it (docs/mqtt.md). Cleared on
     /// the next successful connect.
     case mqtt
+    /// The controller went quiet (reports had been arriving, then none for `radio.quiet_s`) and was
+    /// reset; cleared by the next sighting (docs/radio.md).
+    case radioQuiet = "radio-quiet"
 }

@@ -6,6 +6,9 @@ public enum RadioEvent: Sendable {
     /// retries stay quiet until the next `up`.
     case down(RadioError)
     case sighting(Sighting)
+    /// Reports had been arriving, then none for the quiet timeout while scanning: the controller
+    /// is being reset (`up` follows). The next sighting says it hears again.
+    case quiet(RadioError)
 }
 
 /// What the controller said about itself after the reset.
@@ -43,6 +46,13 @@ public struct RadioStatistics: Sendable, Equatable {
     public var refusedAdvertisements = 0
     /// Packets or sightings dropped because a consumer fell behind.
     public var overflowed = 0
+    /// Packets the kernel dropped because the socket's receive queue was full (SO_MEMINFO's
+    /// drop counter, summed over connections): a kernel HCI socket whose reader fell behind. A
+    /// UNIX stream to btvirt never drops here; btvirt drops what does not fit itself, unseen
+    /// (docs/reliability.md).
+    public var socketDrops = 0
+    /// Controllers reset because they went quiet (`RadioEvent.quiet`).
+    public var quietResets = 0
     /// HCI commands sent to the controller since the radio started.
     public var commandsSent = 0
     /// HCI commands a second over the last 10 s (what a real controller's UART sees).

@@ -43,6 +43,9 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
     private struct Reader {
         var deframer = H4Deframer()
         var buffer = [UInt8](repeating: 0, count: 16384)
+        /// The socket's drop counter when last read, and when that was (read at most once a second).
+        var socketDrops: UInt32 = 0
+        var socketDropsChecked = ContinuousClock.now
     }
 
     /// Packets waiting for the consumer; beyond this the oldest are dropped (and counted), so a
@@ -170,6 +173,8 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
             let (bytesBefore, packetsBefore) = (reader.deframer.droppedBytes, reader.deframer.droppedPackets)
             reader.deframer.feed(reader.buffer[0..<count]) { packets.append($0) }
             let (bytesAfter, packetsAfter) = (reader.deframer.droppedBytes, reader.deframer.droppedPackets)
+            // Drops happen while the reader is busy, so reading the counter during reads finds them.
+            if ContinuousClock.now - reader.socketDropsChecked >= .seconds(1) { recordSocketDrops(fd, &reader) }
             if bytesAfter != bytesBefore || packetsAfter != packetsBefore {
                 recorder.record {
                     $0.droppedStreamBytes += bytesAfter - bytesBefore
@@ -188,8 +193,27 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
         }
     }
 
+    /// Adds the packets the kernel dropped for want of room in this socket's receive queue since
+    /// the last look (SO_MEMINFO, SK_MEMINFO_DROPS: sk_drops, which an HCI socket counts).
+    private func recordSocketDrops(_ fd: Int32, _ reader: inout Reader) {
+        reader.socketDropsChecked = .now
+        var info = [UInt32](repeating: 0, count: 9)   // SK_MEMINFO_VARS
+        var length = socklen_t(info.count * MemoryLayout<UInt32>.size)
+        let soMeminfo: Int32 = 55   // <asm-generic/socket.h>; Glibc's module does not export it
+        let result = try? SystemCall.retrying {
+            info.withUnsafeMutableBytes { getsockopt(fd, SOL_SOCKET, soMeminfo, $0.baseAddress, &length) }
+        }
+        guard result == 0, length >= socklen_t(9 * MemoryLayout<UInt32>.size) else { return }
+        let drops = info[8]   // SK_MEMINFO_DROPS
+        guard drops != reader.socketDrops else { return }
+        let added = Int(drops &- reader.socketDrops)
+        reader.socketDrops = drops
+        recorder.record { $0.socketDrops += added }
+    }
+
     /// Closes everything exactly once and ends `incoming` with the cause (none if we asked).
     private func finish(cause: RadioError?) {
+        if let fd = state.withLock({ $0.fd }) { reader.withLock { recordSocketDrops(fd, &$0) } }
         let requested = state.withLock { state in
             if let fd = state.fd {
                 Glibc.close(fd)

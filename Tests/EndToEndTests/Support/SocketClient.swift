@@ -86,6 +86,15 @@ final class SocketClient: Sendable {
         }
     }
 
+    /// `GET found`: the JSON object of each `$SYS/found` line, up to the closing `OK <count>`.
+    func requestFound(timeout: Duration = .seconds(5)) async throws -> [String] {
+        let before = received.count
+        send("GET found")
+        try await waitForLine(startingWith: "OK ", after: before, timeout: timeout)
+        let prefix = "$SYS/found "
+        return received[before...].prefix { !$0.hasPrefix("OK ") }.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+    }
+
     func close() {
         if reading {
             _ = Glibc.shutdown(connection.fd, Int32(SHUT_RDWR))

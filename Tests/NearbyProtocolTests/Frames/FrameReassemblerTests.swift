@@ -260,3 +260,18 @@ import TestSupport
         #expect(r.ingest(FrameCodec.subscriberBeaconFrame(id), source: .audio, now: t0) == .subscriberBeacon(id))
     }
 }
+
+/// Issue 28 (fault runs): an authenticated message whose type is 0 bytes was reported as
+/// `found/livingroom/`; names PUB and the config refuse are refused from the air, counted with a reason.
+@Suite struct FrameNameTests {
+    @Test(arguments: [("livingroom", ""), ("", "greeting"), ("living/room", "x"), ("a", "b\u{1B}c"), ("a", "#")])
+    func namesPubRefusesAreDroppedFromTheAir(namespace: String, type: String) throws {
+        var r = FrameFixture.reassembler()
+        let message = Message(namespace: namespace, type: type, content: Array("hello".utf8))
+        let frames = try FrameFixture.codec.bleAdverts(for: message, epoch: FrameFixture.epoch).map(FrameFixture.manufacturerData)
+        let outcomes = frames.map { r.ingest($0, source: FrameFixture.peer, now: FrameFixture.t0) }
+        #expect(outcomes.last == .dropped(.invalidName), "\(namespace)/\(type): \(outcomes)")
+        #expect(r.counters.dropped[.invalidName] == 1)
+        #expect(r.counters.messages == 0)
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A scripted BLE controller on the H4 transport: a UNIX socket that `h4:<path>` radios (the
+/// library's `Radio` or the `nearby-gateway` binary) connect to, answering every HCI command with
+/// Command Complete, as a Broadcom-like Bluetooth 4.1 controller (legacy advertising only).
+/// While scanning is enabled and `reporting` is on it delivers one advertising report every
+/// 20 ms. Turning `reporting` off makes the controller that goes quiet (issue 28): it keeps
+/// answering commands but reports nothing; btvirt cannot be made to do that.
+///
+/// One connection at a time; each new connection is a reconnect of the radio (its HCI Reset is
+/// counted in `resets`).
+public final class ScriptedController: @unchecked Sendable {   // state behind `state`'s lock; fds owned by the threads
+    public let path: String
+    private struct State {
+        var reporting = true
+        var scanning = false
+        var resets = 0
+        var reportsSent = 0
+        var connection: Int32 = -1
+        var stopped = false
+    }
+    private let state = Mutex(State())
+    private let listener: Int32
+    /// The opcode of every command answered, in order: a test's measure of the radio's progress.
+    public let commands: AsyncStream<UInt16>
+    private let commandSink: AsyncStream<UInt16>.Continuation
+    /// The number of reports sent so far, after each one.
+    public let reports: AsyncStream<Int>
+    private let reportSink: AsyncStream<Int>.Continuation
+
+    public init(path: String) throws {
+        self.path = path
+        (commands, commandSink) = AsyncStream.makeStream()
+        (reports, reportSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        unlink(path)
+        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard listener >= 0, bound == 0, listen(listener, 4) == 0 else {
+            throw PrivateAirError("scripted controller at \(path): \(String(cString: strerror(errno)))")
+        }
+        Thread { [self] in acceptLoop() }.start()
+        Thread { [self] in reportLoop() }.start()
+    }
+
+    /// Whether advertising reports are delivered while scanning.
+    public var reporting: Bool {
+        get { state.withLock { $0.reporting } }
+        set { state.withLock { $0.reporting = newValue } }
+    }
+
+    /// HCI Resets received so far (one per connection of a radio that owns the controller).
+    public var resets: Int { state.withLock { $0.resets } }
+    public var reportsSent: Int { state.withLock { $0.reportsSent } }
+
+    public func stop() {
+        let fd = state.withLock { state -> Int32 in
+            state.stopped = true
+            return state.connection
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+        if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
+        unlink(path)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else {
+                if errno == EINTR { continue }
+                close(listener)
+                return
+            }
+            let previous = state.withLock { state -> Int32 in
+                defer { state.connection = fd; state.scanning = false }
+                return state.connection
+            }
+            if previous >= 0 { shutdown(previous, Int32(SHUT_RDWR)) }
+            Thread { [self] in serve(fd) }.start()
+        }
+    }
+
+    /// Reads H4 command packets and answers each one.
+    private func serve(_ fd: Int32) {
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            buffer += chunk[0..<count]
+            while buffer.count >= 4, buffer[0] == 0x01, buffer.count >= 4 + Int(buffer[3]) {
+                let opcode = UInt16(buffer[1]) | UInt16(buffer[2]) << 8
+                let parameters = Array(buffer[4..<(4 + Int(buffer[3]))])
+                buffer.removeFirst(4 + Int(buffer[3]))
+                answer(opcode, parameters, on: fd)
+            }
+            if let first = buffer.first, first != 0x01 { buffer.removeAll() }   // not a command: resynchronise
+        }
+        state.withLock { state in
+            if state.connection == fd {
+                state.connection = -1
+                state.scanning = false
+            }
+        }
+        close(fd)
+    }
+
+    private func answer(_ opcode: UInt16, _ parameters: [UInt8], on fd: Int32) {
+        var returned: [UInt8] = []
+        switch opcode {
+        case 0x0C03:   // Reset
+            state.withLock { $0.resets += 1; $0.scanning = false }
+        case 0x1001:   // Read Local Version Information: HCI 4.1 (7), Broadcom (0x000F)
+            returned = [0x07, 0x00, 0x00, 0x07, 0x0F, 0x00, 0x00, 0x00]
+        case 0x2003:   // LE Read Local Supported Features: no extended advertising
+            returned = [UInt8](repeating: 0, count: 8)
+        case 0x1009:   // Read BD_ADDR
+            returned = [0x42, 0x00, 0x5C, 0x12, 0x34, 0x56]
+        case 0x200C:   // LE Set Scan Enable
+            let enabled = parameters.first == 1
+            state.withLock { $0.scanning = enabled }
+        default:
+            break
+        }
+        let body: [UInt8] = [0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8), 0x00] + returned
+        write(fd, [0x04, 0x0E, UInt8(body.count)] + body)
+        commandSink.yield(opcode)
+    }
+
+    /// One report every 20 ms while scanning and reporting.
+    private func reportLoop() {
+        var sequence: UInt8 = 0
+        while true {
+            usleep(20_000)   // the controller's own pace, not a test's synchronisation
+            let (fd, sent) = state.withLock { state -> (Int32?, Int) in
+                guard !state.stopped else { return (nil, 0) }
+                guard state.scanning, state.reporting, state.connection >= 0 else { return (-1, 0) }
+                state.reportsSent += 1
+                return (state.connection, state.reportsSent)
+            }
+            guard let fd else {
+                reportSink.finish()
+                commandSink.finish()
+                return
+            }
+            guard fd >= 0 else { continue }
+            sequence &+= 1
+            // An iBeacon-less manufacturer advert (not ours, not a beacon): a neighbour's phone.
+            let ad: [UInt8] = [0x05, 0xFF, 0x4C, 0x00, 0x10, sequence]
+            write(fd, [0x04] + HCIEventBytes.legacyReport(ad, address: [1, 2, 3, 4, 5, 0xC6]))
+            reportSink.yield(sent)
+        }
+    }
+
+    private func write(_ fd: Int32, _ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+}
