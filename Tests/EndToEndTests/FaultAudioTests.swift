@@ -16,8 +16,7 @@ extension EndToEnd {
             var b = TestGatewayConfig(apiKey: key, folder: folder, name: "b")
             b.subscriptions = ["namespace = \"both\"\ntype = \"*\"\nmediums = [\"ble\"]"]
             let alsa = try EndToEnd.Audio.alsaConfig(in: folder)
-            let gatewayA = try GatewayProcess.run(config: try a.write(), environment: ["ALSA_CONFIG_PATH": alsa])
-            try await gatewayA.waitForLog("listening", timeout: .seconds(15))
+            let gatewayA = try await a.start(environment: ["ALSA_CONFIG_PATH": alsa])
             let gatewayB = try await b.start()
             try await gatewayA.waitForLog(timeout: .seconds(10), what: "the speaker error naming the device") {
                 $0.split(separator: "\n").contains { $0.contains("speaker:") && $0.contains("no_such_speaker") && $0.contains("retrying") }
@@ -43,8 +42,7 @@ extension EndToEnd {
             a.publications = ["namespace = \"mic\"\ntype = \"radio\"\ncontent = \"over ble\"\nmediums = [\"ble\"]"]
             let input = folder.path("microphone.raw")
             let alsa = try EndToEnd.Audio.alsaConfig(in: folder, capture: input)
-            let gatewayB = try GatewayProcess.run(config: try b.write(), environment: ["ALSA_CONFIG_PATH": alsa])
-            try await gatewayB.waitForLog("listening", timeout: .seconds(15))
+            let gatewayB = try await b.start(environment: ["ALSA_CONFIG_PATH": alsa])
             let watch = try SocketClient(path: b.socketPath)
             _ = try await watch.request("SUB $SYS/error/#")
             _ = try await watch.request("SUB found/#")
