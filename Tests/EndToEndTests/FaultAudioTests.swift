@@ -51,7 +51,8 @@ extension EndToEnd {
             }
             #expect((set.eventJSON["message"] as? String ?? "").contains("microphone"), "\(set)")
             // Issue 16: the failure is logged with the device and counted in GET stats.
-            #expect(gatewayB.log.contains("microphone-permission: ALSA device 'microphone'"), "\(gatewayB.log)")
+            // The log comes through a pipe of its own: it may trail the socket's event, so it is waited for.
+            try await gatewayB.waitForLog("microphone-permission: ALSA device 'microphone'")
             let failing = try await stats(watch)["capture"] as? [String: Any]
             #expect(failing?["failures"] as? Int ?? 0 >= 1, "\(String(describing: failing))")
             #expect(!gatewayB.log.contains("microphone open"), "\(gatewayB.log)")
@@ -63,7 +64,7 @@ extension EndToEnd {
             try await watch.waitForLine(timeout: .seconds(20), what: "microphone-permission cleared") {
                 $0.hasPrefix("$SYS/error/microphone-permission ") && $0.eventJSON["set"] as? Bool == false
             }
-            #expect(gatewayB.log.contains("microphone open device=microphone"), "\(gatewayB.log)")
+            try await gatewayB.waitForLog("microphone open device=microphone")
             let recovered = try await stats(watch)["capture"] as? [String: Any]
             #expect(recovered?["failures"] as? Int ?? 0 >= failing?["failures"] as? Int ?? 1, "\(String(describing: recovered))")
             #expect(try await watch.request("PING") == "PONG")
