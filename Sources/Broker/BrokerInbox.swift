@@ -131,6 +131,9 @@ final class BrokerInbox: Sendable {
         state.withLock { _ = $0.cancelledProbes.remove(id) }
     }
 
+    /// Probes parked until the loop's next turn (what a test of a stopped loop waits for).
+    var waitingProbes: Int { state.withLock { $0.probes.count } }
+
     var statistics: SocketBrokerStatistics { state.withLock { $0.statistics } }
 
     func updateStatistics(_ body: (inout SocketBrokerStatistics) -> Void) {

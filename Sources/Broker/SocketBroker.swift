@@ -65,6 +65,9 @@ public final class SocketBroker: Sendable {
         await inbox.probe()
     }
 
+    /// Probes waiting for the loop's next turn: a stopped loop's stay until their callers are cancelled.
+    var waitingProbes: Int { inbox.waitingProbes }
+
     /// `shutdown` for callers on Swift's shared pool: the wait for the loop thread runs on a thread
     /// of its own.
     public func stop() async {

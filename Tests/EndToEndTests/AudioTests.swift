@@ -30,7 +30,7 @@ extension EndToEnd {
             a.audio = "device = \"speaker\"\nprotocol = \"ultrasound-fast\"\nvolume = 60\ninterval_s = 1"
             a.publications = ["namespace = \"tv\"\ntype = \"channel\"\ncontent = \"news 24\"\nmediums = [\"audio\"]"]
             let alsaA = try Self.alsaConfig(in: folder)
-            let gatewayA = try GatewayProcess.run(config: try a.write(), environment: ["ALSA_CONFIG_PATH": alsaA])
+            let gatewayA = try await a.start(environment: ["ALSA_CONFIG_PATH": alsaA])
             // Two beacons: the first is then complete in the file whatever the second was doing at SIGTERM.
             try await gatewayA.waitForLog(timeout: .seconds(30), what: "two beacons played") {
                 $0.components(separatedBy: "audio beacon played").count > 2
@@ -52,8 +52,7 @@ extension EndToEnd {
             b.audio = "device = \"speaker\"\ncapture = \"microphone\""
             b.subscriptions = ["namespace = \"tv\"\ntype = \"*\"\nmediums = [\"audio\"]\nmode = \"scan\""]
             let alsaB = try Self.alsaConfig(in: folder, capture: wav)
-            let gatewayB = try GatewayProcess.run(config: try b.write(), environment: ["ALSA_CONFIG_PATH": alsaB])
-            try await gatewayB.waitForLog("listening", timeout: .seconds(15))
+            let gatewayB = try await b.start(environment: ["ALSA_CONFIG_PATH": alsaB])
             let watch = try SocketClient(path: b.socketPath)
             _ = try await watch.request("SUB found/#")
             let found = try await watch.waitForLine(startingWith: "found/tv/channel ", timeout: .seconds(20))
@@ -82,8 +81,7 @@ extension EndToEnd {
             phone.audio = audio
             phone.subscriptions = ["namespace = \"tv\"\ntype = \"*\"\nmediums = [\"audio\"]\nmode = \"broadcast\""]
             let silence = try folder.write("silence.raw", String(repeating: "\u{0}", count: 4800))
-            var gateway = try GatewayProcess.run(config: try phone.write(),
-                                                 environment: ["ALSA_CONFIG_PATH": try alsa("phone1.conf", speaker: phoneBeacon, microphone: silence)])
+            var gateway = try await phone.start(environment: ["ALSA_CONFIG_PATH": try alsa("phone1.conf", speaker: phoneBeacon, microphone: silence)])
             try await gateway.waitForLog(timeout: .seconds(30), what: "two subscriber beacons played") {
                 $0.components(separatedBy: "audio beacon played").count > 2
             }
@@ -93,8 +91,7 @@ extension EndToEnd {
             var box = TestGatewayConfig(apiKey: key, folder: folder, name: "box")
             box.audio = audio
             box.publications = ["namespace = \"tv\"\ntype = \"x-scan\"\ncontent = \"channel 5\"\nmediums = [\"audio\"]\nmode = \"scan\""]
-            gateway = try GatewayProcess.run(config: try box.write(),
-                                             environment: ["ALSA_CONFIG_PATH": try alsa("box.conf", speaker: boxAnswer, microphone: phoneBeacon)])
+            gateway = try await box.start(environment: ["ALSA_CONFIG_PATH": try alsa("box.conf", speaker: boxAnswer, microphone: phoneBeacon)])
             try await gateway.waitForLog("subscriber beacon heard", timeout: .seconds(30))
             try await gateway.waitForLog(timeout: .seconds(30), what: "the box's answer played twice") {
                 $0.components(separatedBy: "audio beacon played").count > 2
@@ -102,10 +99,8 @@ extension EndToEnd {
             #expect(try await gateway.stop() == 0)
 
             // 3. The phone again, listening: the box's message is found over audio.
-            gateway = try GatewayProcess.run(config: try phone.write(),
-                                             environment: ["ALSA_CONFIG_PATH": try alsa("phone2.conf", speaker: folder.path("phone2.wav"),
+            gateway = try await phone.start(environment: ["ALSA_CONFIG_PATH": try alsa("phone2.conf", speaker: folder.path("phone2.wav"),
                                                                                         microphone: boxAnswer)])
-            try await gateway.waitForLog("listening", timeout: .seconds(15))
             let watch = try SocketClient(path: phone.socketPath)
             _ = try await watch.request("SUB found/#")
             let found = try await watch.waitForLine(startingWith: "found/tv/x-scan ", timeout: .seconds(30))
@@ -121,8 +116,7 @@ extension EndToEnd {
             b.audio = "device = \"speaker\"\ncapture = \"no_such_microphone\""
             b.subscriptions = ["namespace = \"tv\"\ntype = \"*\"\nmediums = [\"audio\"]\nmode = \"scan\""]
             let alsa = try Self.alsaConfig(in: folder)
-            let gateway = try GatewayProcess.run(config: try b.write(), environment: ["ALSA_CONFIG_PATH": alsa])
-            try await gateway.waitForLog("listening", timeout: .seconds(15))
+            let gateway = try await b.start(environment: ["ALSA_CONFIG_PATH": alsa])
             let watch = try SocketClient(path: b.socketPath)
             _ = try await watch.request("SUB $SYS/error/#")
             let error = try await watch.waitForLine(startingWith: "$SYS/error/microphone-permission ")

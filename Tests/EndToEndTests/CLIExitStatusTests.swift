@@ -50,23 +50,21 @@ extension EndToEnd {
     struct MonitorOnAFullGateway {
         @Test("monitor on a full gateway exits 1 with the gateway's too-many-clients reply, not EPIPE")
         func monitorShowsTheRefusal() async throws {
-            let folder = try TemporaryFolder("monfull")
-            let config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("monfull"), folder: folder, name: "m")
-            let path = try config.write(replacing: ["mode = \"0660\"": "mode = \"0660\"\nmax_clients = 1"], as: "m.toml")
-            let gateway = try GatewayProcess.run(config: path)
-            try await gateway.waitForLog("listening", timeout: .seconds(15))
-            let first = try SocketClient(path: config.socketPath)
-            #expect(try await first.request("PING") == "PONG")
+            var config = try TestGatewayConfig("monfull", name: "m")
+            config.maxClients = 1
+            try await withGateway(config) { gateway in
+                let first = try SocketClient(path: config.socketPath)
+                #expect(try await first.request("PING") == "PONG")
 
-            // Whether the gateway's close comes before or after monitor's first SUB is a race: try it often.
-            for _ in 0..<30 {
-                let monitor = try GatewayProcess(arguments: ["monitor", "--socket", config.socketPath, "--json"], configPath: path)
-                let status = try await monitor.waitForExit(timeout: .seconds(30))
-                #expect(status == 1, "monitor exit \(status)\n\(monitor.log)")
-                #expect(monitor.log.contains("too-many-clients"), "monitor did not pass on the refusal:\n\(monitor.log)")
-                if !monitor.log.contains("too-many-clients") { break }
+                // Whether the gateway's close comes before or after monitor's first SUB is a race: try it often.
+                for _ in 0..<30 {
+                    let monitor = try GatewayProcess(arguments: ["monitor", "--socket", config.socketPath, "--json"], configPath: gateway.configPath)
+                    let status = try await monitor.waitForExit(timeout: .seconds(30))
+                    #expect(status == 1, "monitor exit \(status)\n\(monitor.log)")
+                    #expect(monitor.log.contains("too-many-clients"), "monitor did not pass on the refusal:\n\(monitor.log)")
+                    if !monitor.log.contains("too-many-clients") { break }
+                }
             }
-            #expect(try await gateway.stop() == 0)
         }
     }
 }

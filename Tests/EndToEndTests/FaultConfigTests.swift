@@ -51,9 +51,8 @@ extension EndToEnd {
             var config = TestGatewayConfig(apiKey: key, folder: folder, name: "k")
             config.publications = ["namespace = \"home\"\ntype = \"greeting\"\ncontent = \"hi\"\nmediums = [\"ble\"]"]
             config.subscriptions = ["namespace = \"home\"\ntype = \"*\"\nmediums = [\"ble\"]\nmode = \"both\""]
-            let path = try config.write()
-            let gateway = try GatewayProcess.run(config: path, logLevel: "trace")
-            try await gateway.waitForLog("listening", timeout: .seconds(15))
+            let gateway = try await config.start(logLevel: "trace")
+            let path = gateway.configPath
             let client = try SocketClient(path: config.socketPath)
             _ = try await client.request("SUB #")
             _ = try await client.request("PUB home/note \(Data("n".utf8).base64EncodedString()) mediums=ble")

@@ -17,11 +17,10 @@ extension EndToEnd {
             let air = try PrivateAir(label: "consent")
             try air.start()
             defer { air.stop() }
-            let folder = try TemporaryFolder("consent")
-            var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("consent"), folder: folder, name: "c")
+            var config = try TestGatewayConfig("consent", name: "c")
+            config.radioDevice = "h4:\(air.socketPath)"
             config.permission = "granted"
             config.publications = ["namespace = \"consent\"\ntype = \"secret\"\ncontent = \"not without consent\"\nmediums = [\"ble\"]"]
-            let configPath = try config.write(replacing: ["h4:\(TestEnvironment.btvirtServer)": "h4:\(air.socketPath)"], as: "c.toml")
 
             // An independent scanner, and a sentinel advertiser whose reports pace the "nothing seen" window.
             let sentinel = ADStructure(type: 0xFF, data: [0xFF, 0xFF] + Array("sentinel-\(UUID().uuidString.prefix(8))".utf8)).encoded
@@ -35,8 +34,7 @@ extension EndToEnd {
             await scanner.setScanning(true)
             await transmitter.setAdvertisements([sentinel])
 
-            var gateway = try GatewayProcess.run(config: configPath)
-            try await gateway.waitForLog("running", timeout: .seconds(15))
+            var gateway = try await config.start()
             try await airLog.waitForOthers(after: 0, what: "the gateway's adverts while consent is granted (positive control)")
             let control = try SocketClient(path: config.socketPath)
             #expect(try await control.request("SET permission denied") == "OK")
@@ -49,8 +47,7 @@ extension EndToEnd {
             try await airLog.waitForSentinels(3, after: airLog.count)
             let mark = airLog.count
 
-            gateway = try GatewayProcess.run(config: configPath)
-            try await gateway.waitForLog("running", timeout: .seconds(15))
+            gateway = try await config.start()
             // 20 sentinel reports (20 × 100 ms advertising events) with nothing else on the air.
             try await airLog.waitForSentinels(20, after: mark)
             #expect(airLog.others(after: mark).isEmpty, "advertised without consent: \(airLog.others(after: mark).prefix(3))")

@@ -12,18 +12,15 @@ extension EndToEnd {
             let air = try PrivateAir(label: "fault")
             try air.start()
             defer { air.stop() }
-            let folder = try TemporaryFolder("outage")
-            let key = TestEnvironment.uniqueAPIKey("outage")
-            let onPrivateAir: KeyValuePairs<String, String> = ["h4:\(TestEnvironment.btvirtServer)": "h4:\(air.socketPath)"]
-            var a = TestGatewayConfig(apiKey: key, folder: folder, name: "a")
+            var a = try TestGatewayConfig("outage")
+            a.radioDevice = "h4:\(air.socketPath)"
             a.publications = ["namespace = \"outage\"\ntype = \"ping\"\ncontent = \"still here\"\nmediums = [\"ble\"]"]
-            var b = TestGatewayConfig(apiKey: key, folder: folder, name: "b")
+            var b = a.peer("b")
+            b.radioDevice = "h4:\(air.socketPath)"
             b.lostAfterSeconds = 2
             b.subscriptions = ["namespace = \"outage\"\ntype = \"*\"\nmediums = [\"ble\"]\nlost_after_s = 2"]
-            let gatewayA = try GatewayProcess.run(config: try a.write(replacing: onPrivateAir, as: "a.toml"))
-            let gatewayB = try GatewayProcess.run(config: try b.write(replacing: onPrivateAir, as: "b.toml"))
-            try await gatewayA.waitForLog("listening", timeout: .seconds(15))
-            try await gatewayB.waitForLog("listening", timeout: .seconds(15))
+            let gatewayA = try await a.start()
+            let gatewayB = try await b.start()
             let watchA = try SocketClient(path: a.socketPath)
             let watchB = try SocketClient(path: b.socketPath)
             _ = try await watchA.request("SUB $SYS/error/#")
@@ -71,8 +68,9 @@ extension EndToEnd {
             defer { controller.stop() }
             var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("quiet"), folder: folder, name: "q")
             config.subscriptions = ["namespace = \"quiet\"\ntype = \"*\"\nmediums = [\"ble\"]"]
-            let path = try config.write(replacing: ["h4:\(TestEnvironment.btvirtServer)": "h4:\(controller.path)",
-                                                    "interval_ms = 100": "interval_ms = 100\nquiet_s = 2"], as: "q.toml")
+            config.radioDevice = "h4:\(controller.path)"
+            config.quietSeconds = 2
+            let path = try config.write(as: "q.toml")
             let gateway = try GatewayProcess.run(config: path)
             try await gateway.waitForLog("listening", timeout: .seconds(15))
             let watch = try SocketClient(path: config.socketPath)

@@ -9,23 +9,22 @@ extension EndToEnd {
     struct FaultSocketPath {
         @Test("The socket's folder missing at start is created, and the gateway serves")
         func missingFolderIsCreated() async throws {
-            let folder = try TemporaryFolder("sockdir")
-            let config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("sockdir"), folder: folder, name: "d")
-            let socketPath = folder.path("run/nearby/d.sock")
-            #expect(!FileManager.default.fileExists(atPath: folder.path("run")))
-            let gateway = try GatewayProcess.run(config: try config.write(replacing: [config.socketPath: socketPath], as: "d.toml"))
-            try await gateway.waitForLog("listening", timeout: .seconds(15))
-            let client = try SocketClient(path: socketPath)
-            #expect(try await client.request("PING") == "PONG")
-            client.close()
-            #expect(try await gateway.stop() == 0)
+            var config = try TestGatewayConfig("sockdir", name: "d")
+            let socketPath = config.folder.path("run/nearby/d.sock")
+            config.socketPath = socketPath
+            #expect(!FileManager.default.fileExists(atPath: config.folder.path("run")))
+            try await withGateway(config) { _ in
+                let client = try SocketClient(path: socketPath)
+                #expect(try await client.request("PING") == "PONG")
+                client.close()
+            }
+            #expect(!FileManager.default.fileExists(atPath: socketPath), "the socket file is removed at exit")
             #expect(!FileManager.default.fileExists(atPath: socketPath), "the socket file is removed at exit")
         }
 
         @Test("A stale socket file left by a SIGKILLed gateway is replaced at the next start")
         func staleSocketIsReplaced() async throws {
-            let folder = try TemporaryFolder("stale")
-            let config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("stale"), folder: folder, name: "s")
+            let config = try TestGatewayConfig("stale", name: "s")
             var gateway = try await config.start()
             #expect(try await gateway.stop(signal: SIGKILL) == SIGKILL)
             #expect(try fileType(config.socketPath) == .typeSocket, "a crash leaves the socket file behind")
@@ -40,12 +39,11 @@ extension EndToEnd {
 
         @Test("A second gateway on a live socket refuses to start with a clear message and a non-zero exit; the first keeps serving")
         func liveSocketIsRefused() async throws {
-            let folder = try TemporaryFolder("live")
-            let first = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("live"), folder: folder, name: "a")
-            var second = first
-            second.name = "b"
+            let first = try TestGatewayConfig("live")
+            var second = first.peer("b")
+            second.socketPath = first.socketPath
             let gateway = try await first.start()
-            let intruder = try GatewayProcess.run(config: try second.write(replacing: [second.socketPath: first.socketPath], as: "b.toml"))
+            let intruder = try second.launch()
             let status = try await intruder.waitForExit()
             #expect(status != 0)
             #expect(intruder.log.contains("socket \(first.socketPath): another gateway is running and answers on it"), "log:\n\(intruder.log)")
@@ -67,7 +65,7 @@ extension EndToEnd {
                                     ("regular file", { _ = try folder.write("l.sock", "not a socket\n") })] as [(String, () throws -> Void)] {
                 try? FileManager.default.removeItem(atPath: config.socketPath)
                 try prepare()
-                let gateway = try GatewayProcess.run(config: try config.write())
+                let gateway = try config.launch()
                 #expect(try await gateway.waitForExit() != 0, "\(kind): started anyway")
                 let expected = kind == "regular file" ? "exists and is not a socket; refusing to replace it" : "is a symbolic link; refusing to follow it"
                 #expect(gateway.log.contains(expected), "\(kind): log:\n\(gateway.log)")
@@ -80,14 +78,10 @@ extension EndToEnd {
 
         @Test("The socket is created with mode 0660 and the configured group; every client's pid and uid are logged")
         func modeGroupAndPeerCredentials() async throws {
-            let folder = try TemporaryFolder("sockmode")
-            let config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("sockmode"), folder: folder, name: "m")
+            var config = try TestGatewayConfig("sockmode", name: "m")
+            config.socketGroup = "daemon"
             // A umask that would give everyone access: the mode must not depend on it.
-            let gateway = try GatewayProcess(
-                arguments: ["-c", "umask 000; exec \"$0\" run --config \"$1\" --log-level debug", TestEnvironment.gatewayBinary.path,
-                            try config.write(replacing: ["mode = \"0660\"": "mode = \"0660\"\ngroup = \"daemon\""], as: "m.toml")],
-                configPath: "m.toml", executable: URL(fileURLWithPath: "/bin/sh"))
-            try await gateway.waitForLog("listening", timeout: .seconds(15))
+            let gateway = try await config.start(umask: "000")
             var info = stat()
             #expect(lstat(config.socketPath, &info) == 0)
             #expect(info.st_mode & S_IFMT == S_IFSOCK)

@@ -8,22 +8,21 @@ extension EndToEnd {
     struct LogFlood {
         @Test("2,000 refused clients: a few warnings and 'similar lines suppressed' lines that account for every refusal")
         func refusedClientsAreRateLimited() async throws {
-            let folder = try TemporaryFolder("flood")
-            let config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("flood"), folder: folder, name: "f")
-            let path = try config.write(replacing: ["mode = \"0660\"": "mode = \"0660\"\nmax_clients = 1"], as: "f.toml")
-            let gateway = try GatewayProcess.run(config: path)
-            try await gateway.waitForLog("listening", timeout: .seconds(15))
-            let holder = try SocketClient(path: config.socketPath)
-            #expect(try await holder.request("PING") == "PONG")
-
+            var config = try TestGatewayConfig("flood", name: "f")
+            config.maxClients = 1
             let refusals = 2_000
-            let answered = await withCheckedContinuation { continuation in
-                // Blocking connects and reads: on a thread of their own, not on the shared pool.
-                Thread { continuation.resume(returning: (0..<refusals).filter { _ in Self.refusedConnection(config.socketPath) }.count) }.start()
+            let gateway = try await withGateway(config) { gateway in
+                let holder = try SocketClient(path: config.socketPath)
+                #expect(try await holder.request("PING") == "PONG")
+                let socketPath = config.socketPath
+                let answered = await withCheckedContinuation { continuation in
+                    // Blocking connects and reads: on a thread of their own, not on the shared pool.
+                    Thread { continuation.resume(returning: (0..<refusals).filter { _ in Self.refusedConnection(socketPath) }.count) }.start()
+                }
+                #expect(answered == refusals, "every extra client gets the too-many-clients reply")
+                #expect(try await holder.request("PING") == "PONG")
+                return gateway
             }
-            #expect(answered == refusals, "every extra client gets the too-many-clients reply")
-            #expect(try await holder.request("PING") == "PONG")
-            #expect(try await gateway.stop() == 0)
 
             let lines = gateway.log.split(separator: "\n")
             let written = lines.filter { $0.contains("socket client refused: max_clients reached") && !$0.contains("similar lines suppressed") }.count

@@ -103,7 +103,7 @@ extension EndToEnd {
             let plain = try GatewayProcess(arguments: Self.withoutLibmosquitto("run --config \(plainPath)"), configPath: plainPath,
                                            environment: ["NEARBY_BIN": TestEnvironment.gatewayBinary.path],
                                            executable: URL(fileURLWithPath: "/usr/bin/unshare"))
-            try await plain.waitForLog("listening", timeout: .seconds(15))
+            try await plain.waitUntilReady()
             #expect(try await plain.stop() == 0, "\(plain.log)")
         }
     }

@@ -7,28 +7,25 @@ extension EndToEnd {
     struct Reload {
         @Test("SIGHUP with rotate_s 60 → 600 and log_level debug → info: a peer configured with 600 finds the messages, debug lines stop")
         func reloadRecomputesTheEpochAndAppliesTheLogLevel() async throws {
-            let folder = try TemporaryFolder("reload13")
-            let key = TestEnvironment.uniqueAPIKey("reload13")
-            var a = TestGatewayConfig(apiKey: key, folder: folder, name: "a")
+            var a = try TestGatewayConfig("reload13")
             a.rotateSeconds = 60
             a.publications = ["namespace = \"reload\"\ntype = \"kept\"\ncontent = \"k\"\nmediums = [\"ble\"]"]
             // No --log-level: the config's log_level rules.
-            let pathA = try a.write()
-            let gatewayA = try GatewayProcess(arguments: ["run", "--config", pathA], configPath: pathA)
-            try await gatewayA.waitForLog("listening", timeout: .seconds(15))
+            let gatewayA = try await a.start(logLevel: nil)
 
             // The new config: 600 s epochs, info level. A peer that starts with it computes epoch t/600.
             a.rotateSeconds = 600
-            _ = try a.write(replacing: ["log_level = \"debug\"": "log_level = \"info\""], as: "a.toml")
+            a.logLevel = "info"
+            try a.write()
             kill(gatewayA.pid, SIGHUP)
             try await gatewayA.waitForLog("SIGHUP: config reloaded")
 
-            var b = TestGatewayConfig(apiKey: key, folder: folder, name: "b")
+            var b = a.peer("b")
             b.rotateSeconds = 600
             b.subscriptions = ["namespace = \"reload\"\ntype = \"*\"\nmediums = [\"ble\"]"]
             // --log-level debug on the command line, log_level = "error" in the file.
-            let gatewayB = try GatewayProcess.run(config: try b.write(replacing: ["log_level = \"debug\"": "log_level = \"error\""], as: "b.toml"))
-            try await gatewayB.waitForLog("listening", timeout: .seconds(15))
+            b.logLevel = "error"
+            let gatewayB = try await b.start()
             let watch = try SocketClient(path: b.socketPath)
             _ = try await watch.request("SUB found/#")
             let found = try await watch.waitForLine(startingWith: "found/reload/kept ", timeout: .seconds(15))
@@ -65,17 +62,18 @@ extension EndToEnd {
     
         @Test("SIGHUP with a new socket.path and log_level: the socket change is logged as needing a restart, the rest applied; a refused reload sets $SYS/error/config, a good one clears it")
         func reloadSaysWhatNeedsARestart() async throws {
-            let folder = try TemporaryFolder("hupkeys")
-            var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("hupkeys"), folder: folder, name: "k")
-            let path = try config.write()
-            let gateway = try GatewayProcess(arguments: ["run", "--config", path], configPath: path)
-            try await gateway.waitForLog("running", timeout: .seconds(15))
+            var config = try TestGatewayConfig("hupkeys", name: "k")
+            let folder = config.folder
+            let gateway = try await config.start(logLevel: nil)
             let client = try SocketClient(path: config.socketPath)
             _ = try await client.request("SUB $SYS/#")
 
             let moved = folder.path("moved.sock")
             config.publications = ["namespace = \"hup\"\ntype = \"new\"\ncontent = \"n\"\nmediums = [\"ble\"]"]
-            _ = try config.write(replacing: [config.socketPath: moved, "log_level = \"debug\"": "log_level = \"notice\""], as: "k.toml")
+            var reloaded = config
+            reloaded.socketPath = moved
+            reloaded.logLevel = "notice"
+            try reloaded.write()
             kill(gateway.pid, SIGHUP)
             try await gateway.waitForLog("SIGHUP: config reloaded")
             #expect(gateway.log.contains("SIGHUP: socket.path changed (\"\(moved)\", running with \"\(config.socketPath)\"): needs a restart"),

@@ -10,8 +10,7 @@ extension EndToEnd {
             let folder = try TemporaryFolder("notify")
             let notify = try NotifySocket(path: folder.path("notify.sock"))
             let config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("notify"), folder: folder, name: "n")
-            let gateway = try GatewayProcess.run(config: try config.write(),
-                                                 environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "400000"])
+            let gateway = try config.launch(environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "400000"])
             var received: [String] = []
             while !received.contains(where: { $0.contains("READY=1") }) {
                 received.append(try notify.receive(timeout: .seconds(15)))
@@ -33,11 +32,11 @@ extension EndToEnd {
         func statusNamesErrors() async throws {
             let folder = try TemporaryFolder("status")
             let notify = try NotifySocket(path: folder.path("notify.sock"))
-            let config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("status"), folder: folder, name: "s")
+            var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("status"), folder: folder, name: "s")
             // No btvirt listens at this path: the radio cannot come up.
             let missing = folder.path("no-btvirt-here")
-            let toml = config.toml.replacingOccurrences(of: "h4:\(TestEnvironment.btvirtServer)", with: "h4:\(missing)")
-            let gateway = try GatewayProcess.run(config: try folder.write("s.toml", toml), environment: ["NOTIFY_SOCKET": notify.path])
+            config.radioDevice = "h4:\(missing)"
+            let gateway = try config.launch(environment: ["NOTIFY_SOCKET": notify.path])
             var received: [String] = []
             while !received.contains(where: { $0.contains("STATUS=running with an error: bluetooth-power (") }) {
                 received.append(try notify.receive(timeout: .seconds(15)))

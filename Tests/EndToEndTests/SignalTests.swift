@@ -24,7 +24,8 @@ extension EndToEnd {
             var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("signal"), folder: folder, name: "g")
             config.subscriptions = ["namespace = \"sig\"\ntype = \"*\"\nmediums = [\"ble\"]\nmode = \"scan\"\ninclude = [\"ibeacon\"]\nlost_after_s = 30"]
             config.extra = broker.mqttSection(prefix: "sig", clientID: "gw-sig")
-            let path = try config.write(replacing: ["h4:\(TestEnvironment.btvirtServer)": "h4:\(controller.path)"], as: "g.toml")
+            config.radioDevice = "h4:\(controller.path)"
+            let path = try config.write(as: "g.toml")
             let gateway = try GatewayProcess.run(config: path)
             try await gateway.waitForLog("listening", timeout: .seconds(15))
             let client = try SocketClient(path: config.socketPath)

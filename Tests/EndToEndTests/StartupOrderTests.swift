@@ -22,17 +22,16 @@ extension EndToEnd {
 
             let first = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("order"), folder: folder, name: "a")
             let gateway = try await first.start()
-            var second = first
-            second.name = "b"
-            let onTakenSocket = try second.write(replacing: [second.socketPath: first.socketPath, "board = \"sim\"": "board = \"gpioless\""],
-                                                 as: "b.toml")
-            let intruder = try GatewayProcess.run(config: onTakenSocket, environment: ["NEARBY_GATEWAY_BOARDS": boards])
+            var second = first.peer("b")
+            second.board = "gpioless"
+            var onTakenSocket = second
+            onTakenSocket.socketPath = first.socketPath
+            let intruder = try onTakenSocket.launch(environment: ["NEARBY_GATEWAY_BOARDS": boards])
             #expect(try await intruder.waitForExit() != 0)
             #expect(intruder.log.contains("another gateway is running and answers on it"), "log:\n\(intruder.log)")
             #expect(!intruder.log.contains("nearby-no-such-chip"), "the GPIO lines were requested before the socket was bound:\n\(intruder.log)")
 
-            let onFreeSocket = try second.write(replacing: ["board = \"sim\"": "board = \"gpioless\""], as: "c.toml")
-            let lone = try GatewayProcess.run(config: onFreeSocket, environment: ["NEARBY_GATEWAY_BOARDS": boards])
+            let lone = try second.launch(environment: ["NEARBY_GATEWAY_BOARDS": boards])
             #expect(try await lone.waitForExit() != 0)
             #expect(lone.log.contains("nearby-no-such-chip"), "the GPIO error names the chip:\n\(lone.log)")
             #expect(!FileManager.default.fileExists(atPath: second.socketPath), "a failed start left its socket file behind")

@@ -8,22 +8,20 @@ extension EndToEnd {
     struct StateFolder {
         @Test("Started under umask 000, the gateway creates its state folder (and missing parents) 0750")
         func stateFolderIs0750UnderUmask000() async throws {
-            let folder = try TemporaryFolder("umask")
-            let config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("umask"), folder: folder, name: "u")
+            var config = try TestGatewayConfig("umask", name: "u")
+            let folder = config.folder
             let nested = folder.path("var/lib/u-state/state.json")
-            let path = try config.write(replacing: [config.statePath: nested], as: "u.toml")
-            let gateway = try GatewayProcess(
-                arguments: ["-c", "umask 000; exec \"$0\" run --config \"$1\"", TestEnvironment.gatewayBinary.path, path],
-                configPath: path, executable: URL(fileURLWithPath: "/bin/sh"))
-            try await gateway.waitForLog("running", timeout: .seconds(15))
-            let client = try SocketClient(path: config.socketPath)
-            #expect(try await client.request("SET power standby") == "OK")   // a save into the new folder
-            for created in ["var", "var/lib", "var/lib/u-state"] {
-                let mode = try #require(try FileManager.default.attributesOfItem(atPath: folder.path(created))[.posixPermissions] as? Int)
-                #expect(mode == 0o750, "\(created) is \(String(mode, radix: 8))")
+            config.statePath = nested
+            // No --log-level, as before this fixture.
+            try await withGateway(config, logLevel: nil, umask: "000") { _ in
+                let client = try SocketClient(path: config.socketPath)
+                #expect(try await client.request("SET power standby") == "OK")   // a save into the new folder
+                for created in ["var", "var/lib", "var/lib/u-state"] {
+                    let mode = try #require(try FileManager.default.attributesOfItem(atPath: folder.path(created))[.posixPermissions] as? Int)
+                    #expect(mode == 0o750, "\(created) is \(String(mode, radix: 8))")
+                }
+                #expect(FileManager.default.fileExists(atPath: nested))
             }
-            #expect(FileManager.default.fileExists(atPath: nested))
-            #expect(try await gateway.stop() == 0)
         }
     }
 }

@@ -87,13 +87,19 @@ struct GatewayParts: Sendable {
             // Consent was withheld (StateFile.load): say so where the box's UI listens, until a save succeeds.
             await manager.setError(.state, true, cause: "\(problem)", device: problem.path)
         }
-        try broker.start(handler: ManagerHandler(manager: manager, broker: broker))
         if let mqtt {
             await manager.setMQTTStatistics { mqtt.statistics }
             try mqtt.start()
         }
         return GatewayParts(manager: manager, radio: radio, broker: broker, mqtt: mqtt, panel: panel, audio: audio,
                             powerRequests: powerRequests, audioEvents: audioEvents, logger: logger)
+    }
+
+    /// Starts serving the socket. Called once the manager has announced the restored state: a client
+    /// that connected earlier waits in the listen backlog, and its SUB's replay carries the start-up
+    /// announcements as retained values, never as events (docs/socket-protocol.md, "Start-up").
+    func serveSocket() throws(SocketBrokerError) {
+        try broker.start(handler: ManagerHandler(manager: manager, broker: broker))
     }
 
     /// Runs the panel's patterns and applies the power input's requests until cancelled.

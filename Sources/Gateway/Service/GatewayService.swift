@@ -46,6 +46,11 @@ public struct GatewayService: Service {
             // STATUS= follows the error states from here on: "running" only while none is raised.
             await parts.manager.setStatusSink { notifier.status($0) }
             await parts.manager.start()
+            // Served only now, so that an early client never takes the start-up announcement for a change.
+            do { try parts.serveSocket() } catch {
+                await parts.stop()
+                throw error
+            }
             notifier.ready(status: await parts.manager.statusText)
             // The watchdog is fed from READY on (systemd expects it only after READY), and only while
             // the manager actor and the broker's loop answer.

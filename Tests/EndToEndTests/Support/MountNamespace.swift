@@ -16,7 +16,7 @@ enum MountNamespace {
         let process = try GatewayProcess(
             arguments: ["-m", "--propagation", "private", "bash", "-c", script], configPath: path,
             environment: env, executable: URL(fileURLWithPath: "/usr/bin/unshare"))
-        try await process.waitForLog("listening", timeout: .seconds(15))
+        try await process.waitUntilReady()
         return process
     }
 

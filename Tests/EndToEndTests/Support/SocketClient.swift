@@ -49,6 +49,13 @@ final class SocketClient: Sendable {
 
     var received: [String] { lines.withLock { $0 } }
 
+    /// For waits of other kinds (`ask`): take the generation before checking, then wait for a change.
+    var changedGeneration: Int { changed.generation }
+
+    func waitForChange(since seen: Int, until deadline: ContinuousClock.Instant) async {
+        await changed.wait(since: seen, until: deadline)
+    }
+
     /// Waits for the first line, after the first `after` lines, that satisfies `predicate`.
     @discardableResult
     func waitForLine(after: Int = 0, timeout: Duration = .seconds(10), what: String,

@@ -1,5 +1,6 @@
 import Foundation
 @testable import NearbyProtocol
+import Synchronization
 import Testing
 @testable import Gateway
 
@@ -19,6 +20,13 @@ struct StatePersistTests {
             return folder
         }
         defer { folders.forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        // Saves that starve the pool would hang this test until its time limit. A thread of its own
+        // (off the pool) gives the FIFOs their readers after a deadline instead, so the saves end and
+        // the test fails by the assertion below. A deadline, not synchronisation: it never fires
+        // while the pool stays free.
+        let rescue = Rescue(folders: folders)
+        rescue.start(after: 60)
+        defer { rescue.closeAll() }
         let (started, starting) = AsyncStream<Void>.makeStream()
         let readers = await withTaskGroup(of: [Int32].self) { group in
             for folder in folders {
@@ -41,8 +49,34 @@ struct StatePersistTests {
             }
             return await group.reduce(into: []) { $0 += $1 }
         }
+        rescue.finished()
+        #expect(!rescue.fired, "the blocked saves starved Swift's shared pool: the FIFOs' reader task never ran within 60 s")
         #expect(readers.count == count && readers.allSatisfy { $0 >= 0 })
         readers.forEach { close($0) }
+    }
+
+    /// Opens the FIFOs' reading ends from a thread of its own unless `finished` comes first.
+    final class Rescue: Sendable {
+        private let folders: [String]
+        private let done = DispatchSemaphore(value: 0)
+        private let opened = Mutex<[Int32]?>(nil)
+
+        init(folders: [String]) { self.folders = folders }
+
+        var fired: Bool { opened.withLock { $0 != nil } }
+
+        func start(after seconds: Int) {
+            let thread = Thread { [self] in
+                guard done.wait(timeout: .now() + .seconds(seconds)) == .timedOut else { return }
+                opened.withLock { $0 = folders.map { open("\($0)/.state.json.tmp-\(getpid())", O_RDONLY | O_NONBLOCK) } }
+            }
+            thread.name = "StatePersistTests rescue"
+            thread.start()
+        }
+
+        func finished() { done.signal() }
+
+        func closeAll() { opened.withLock { $0?.forEach { close($0) } } }
     }
 
     @Test func persistSavesLikeSave() async throws {

@@ -67,9 +67,14 @@ import Testing
         // A step for another reason (scanning) leaves advertising alone.
         await radio.setScanning(true)
         #expect(try await next(fake, 2).map(\.opcode) == [.leSetExtendedScanParameters, .leSetExtendedScanEnable])
+        // Idle: no clock (above) and nothing queued. A later step is the barrier: the next command
+        // the controller gets is the one that step asks for, nothing before it.
+        #expect(await radio.tickPeriod(shared: false) == nil)
         let before = fake.log.count
-        try await Task.sleep(for: .milliseconds(200))   // an observation window (10 intervals): the assertion is "nothing"
-        #expect(fake.log.count == before, "commands while idle: \(fake.log.dropFirst(before).map(\.opcode))")
+        await radio.setScanning(false)
+        let marker = try await FakeControllerWaiting.next(fake.sent)
+        #expect(marker.opcode == .leSetExtendedScanEnable && fake.log.count == before + 1,
+                "commands while idle: \(fake.log.dropFirst(before).map(\.opcode))")
     }
 
     @Test func aChangedPayloadTouchesOnlyItsSet() async throws {

@@ -63,10 +63,14 @@ import Testing
             if command.opcode == .leSetScanParameters { command = try await FakeControllerWaiting.next(fake.sent) }
             #expect(command == .leSetScanEnable(enabled), "a step re-announced the payload: \(command)")
         }
-        // 25 advertising intervals later: no command at all (btvirt would have had 25 enables).
+        // No clock at all (btvirt's controller would get an enable every interval), and nothing
+        // queued: a later step is the barrier, the next command is the one it asks for.
+        #expect(await radio.tickPeriod(shared: false) == nil)
         let before = fake.log.count
-        try await Task.sleep(for: .milliseconds(500))   // an observation window: the assertion is "nothing", whatever the speed
-        #expect(fake.log.count == before, "commands while idle: \(fake.log.dropFirst(before).map(\.opcode))")
+        await radio.setScanning(false)
+        let marker = try await FakeControllerWaiting.next(fake.sent)
+        #expect(marker == .leSetScanEnable(false) && fake.log.count == before + 1,
+                "commands while idle: \(fake.log.dropFirst(before).map(\.opcode))")
         #expect(radio.statistics.commandsSent == fake.log.count)
     }
 
