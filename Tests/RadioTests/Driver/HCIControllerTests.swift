@@ -8,7 +8,7 @@ import Testing
 @Suite struct HCIControllerTests {
     /// A controller with its pump running for the duration of `body`.
     func withController(
-        _ fake: FakeController, timeout: Duration = .seconds(5), _ body: (HCIController) async throws -> Void
+        _ fake: FakeController, timeout: Duration = .seconds(60), _ body: (HCIController) async throws -> Void
     ) async throws {
         let controller = HCIController(transport: fake, commandTimeout: timeout)
         // Started on the controller's loop, as the radio's child tasks are: a pump waiting for
@@ -23,7 +23,7 @@ import Testing
 
     /// Waits (yielding, with a deadline) until `condition` holds.
     func eventually(_ what: String, _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)   // a deadline, not a measurement: loaded machines are slow
         while !(await condition()) {
             guard ContinuousClock.now < deadline else { throw DeadlineExceeded(what: what) }
             await Task.yield()

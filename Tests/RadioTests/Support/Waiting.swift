@@ -2,9 +2,10 @@ import TestSupport
 
 @testable import Radio
 
-/// Waits for the first element of `stream` that `match` accepts, or fails after `timeout`.
+/// Waits for the first element of `stream` that `match` accepts, or fails after `timeout`: a deadline for
+/// an element that comes, generous because a loaded machine can hold the test pool for a minute.
 func first<Element: Sendable, T: Sendable>(
-    _ what: String, in stream: AsyncStream<Element>, within timeout: Duration = .seconds(10),
+    _ what: String, in stream: AsyncStream<Element>, within timeout: Duration = .seconds(60),
     where match: @escaping @Sendable (Element) -> T?
 ) async throws -> T {
     try await withDeadline(timeout, waitingFor: { what }) {
