@@ -16,6 +16,8 @@ let package = Package(
     name: "nearby-gateway",
     products: [
         .executable(name: "nearby-gateway", targets: ["GatewayCLI"]),
+        // The measuring half of scripts/bench: built and run by it, never shipped in the .deb.
+        .executable(name: "nearby-gateway-bench", targets: ["GatewayBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -29,13 +31,13 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         // The MQTT bridge's client (docs/mqtt.md), libmosquitto, loaded with dlopen(3) only when the config
         // has [mqtt] (its headers are needed to build, the library only to bridge); only
-        // Sources/Gateway/MQTT/Mosquitto.swift imports it.
+        // Sources/MQTT/Mosquitto.swift imports it.
         .target(name: "CMosquitto"),
         // libgpiod 1.6 (Debian 12) and 2.x (Debian 13) have different APIs: a small C shim compiled
         // against whichever <gpiod.h> is installed gives Swift one API for both (docs/leds.md).
         .target(name: "CGPIOD", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("gpiod")]),
         // The GNU socket extensions Swift's Glibc module hides (ppoll, accept4, SO_PEERCRED's ucred);
-        // only Sources/Gateway/Socket/Posix.swift imports it.
+        // only Sources/Broker/Posix.swift imports it.
         .target(name: "CSocket"),
         // The system-call patterns (EINTR retried, EAGAIN as a value, write-all) and `Errno`, once.
         .target(name: "SystemCall", swiftSettings: [ownImportsOnly]),
@@ -47,11 +49,29 @@ let package = Package(
         // over minutes of audio, which -Onone makes ~10× slower (checks stay on: -O, not -Ounchecked).
         .target(name: "Modem", dependencies: ["CALSA", "SplitMix", "SystemCall", logging],
                 swiftSettings: [ownImportsOnly, .unsafeFlags(["-O"], .when(configuration: .debug))]),
+        // The gateway's own modules, lowest first; each imports only modules above it in this list
+        // (docs/architecture.md draws the graph).
+        // The protocol: messages and gateway state, frames (epochs, encryption, reassembly), the
+        // found/lost set, socket events and their JSON. Values and pure logic only, no I/O.
+        .target(name: "NearbyProtocol", dependencies: ["SystemCall", .product(name: "Crypto", package: "swift-crypto")],
+                swiftSettings: [ownImportsOnly]),
+        // gateway.toml and the board files: TOML, checks, every problem reported at once.
+        .target(name: "Config", dependencies: ["NearbyProtocol", "LEDs", "Radio", "SystemCall", logging],
+                swiftSettings: [ownImportsOnly]),
+        // The UNIX-socket line protocol's broker: its own poll(2) thread, clients, subscriptions, retained events.
+        .target(name: "Broker", dependencies: ["NearbyProtocol", "CSocket", "SystemCall", logging],
+                swiftSettings: [ownImportsOnly]),
+        // The front panel: LED patterns over libgpiod (or simulated), input lines.
+        .target(name: "LEDs", dependencies: ["NearbyProtocol", "CGPIOD", "SystemCall", logging],
+                swiftSettings: [ownImportsOnly]),
+        // The optional bridge to an MQTT broker (Home Assistant discovery) over libmosquitto.
+        .target(name: "MQTT", dependencies: ["NearbyProtocol", "Config", "CMosquitto", "SystemCall", logging],
+                swiftSettings: [ownImportsOnly]),
+        // The core that wires the parts: the message manager, the state file, the `run` service.
         .target(
             name: "Gateway",
             dependencies: [
-                "Radio", "Modem", "CGPIOD", "CSocket", "CMosquitto", "SystemCall", logging,
-                .product(name: "Crypto", package: "swift-crypto"),
+                "NearbyProtocol", "Config", "Broker", "LEDs", "MQTT", "Radio", "Modem", "SystemCall", logging,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
@@ -59,9 +79,17 @@ let package = Package(
         ),
         .executableTarget(
             name: "GatewayCLI",
-            dependencies: ["Gateway", "SplitMix", "SystemCall", "CVersion", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "MQTT", "Radio", "Modem", "SplitMix", "SystemCall", "CVersion", logging,
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "UnixSignals", package: "swift-service-lifecycle")],
+            swiftSettings: [ownImportsOnly]
+        ),
+        // `nearby-gateway-bench`: our side of each comparison in BENCHMARKS.md (scripts/bench runs it).
+        .executableTarget(
+            name: "GatewayBench",
+            dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "MQTT", "Radio", "Modem", "SplitMix", "SystemCall", logging,
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [ownImportsOnly]
         ),
 
@@ -69,17 +97,26 @@ let package = Package(
         // sequence from the same seed. Its own tiny target, so the product links nothing test-only.
         .target(name: "SplitMix"),
         // What the tests and the fuzz seeds would otherwise each copy: a private btvirt, waiting with a
-        // deadline, hex test vectors, HCI advertising-report packets. Never linked into the product.
-        .target(name: "TestSupport"),
+        // deadline, hex test vectors, HCI advertising-report packets, the config and frame fixtures. Never
+        // linked into the product.
+        .target(name: "TestSupport", dependencies: ["NearbyProtocol", "Config"]),
 
         // Fuzz targets of every parser that takes outside bytes: libFuzzer under scripts/fuzz, corpus
         // replay in a plain build (docs/reliability.md).
-        .executableTarget(name: "FuzzTargets", dependencies: ["Radio", "Modem", "Gateway", "TestSupport"]),
+        .executableTarget(name: "FuzzTargets", dependencies: ["Radio", "Modem", "NearbyProtocol", "Config", "Broker", "Gateway", "TestSupport"]),
 
         .testTarget(name: "RadioTests", dependencies: ["Radio", "SplitMix", "SystemCall", "TestSupport"]),
         .testTarget(name: "ModemTests", dependencies: ["Modem"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "SplitMix", "SystemCall", "TestSupport"]),
+        // One test target per module, its folders mirroring the module's.
+        .testTarget(name: "SystemCallTests", dependencies: ["SystemCall"]),
+        .testTarget(name: "NearbyProtocolTests", dependencies: ["NearbyProtocol", "SplitMix", "TestSupport"]),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "MQTT", "NearbyProtocol", "Radio", "TestSupport"]),
+        .testTarget(name: "BrokerTests", dependencies: ["Broker", "NearbyProtocol", "SplitMix", "SystemCall", "TestSupport", logging]),
+        .testTarget(name: "LEDsTests", dependencies: ["LEDs", "NearbyProtocol", "SystemCall", "TestSupport", logging]),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Config", "NearbyProtocol"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "LEDs", "MQTT", "Radio",
+                                                          "SplitMix", "SystemCall", "TestSupport"]),
         // Drives the built `nearby-gateway` binary against btvirt, ALSA's file plugin and the socket.
-        .testTarget(name: "EndToEndTests", dependencies: ["Gateway", "SplitMix", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "Radio", "SplitMix", "TestSupport", logging]),
     ]
 )

@@ -1,6 +1,8 @@
 #if DEBUG || FUZZING
 import Foundation
+@testable import Config
 @testable import Gateway
+@testable import NearbyProtocol
 
 /// Files an operator (or a damaged disk) hands the gateway: the TOML config and the state file.
 enum ConfigTargets {

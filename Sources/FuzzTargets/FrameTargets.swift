@@ -1,6 +1,6 @@
 #if DEBUG || FUZZING
 import Foundation
-@testable import Gateway
+@testable import NearbyProtocol
 
 /// Frames off the air (BLE manufacturer data, whole adverts) and out of the speaker (audio payloads).
 enum FrameTargets {

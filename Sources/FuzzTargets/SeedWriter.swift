@@ -1,6 +1,6 @@
 #if DEBUG || FUZZING
+@testable import NearbyProtocol
 import Foundation
-@testable import Gateway
 @testable import Modem
 import Radio
 import TestSupport

@@ -1,5 +1,6 @@
 #if DEBUG || FUZZING
-@testable import Gateway
+@testable import Broker
+@testable import NearbyProtocol
 
 /// What a socket client sends: bytes cut anywhere, framed into lines, parsed into commands.
 enum SocketTargets {

@@ -1,7 +1,8 @@
 import ArgumentParser
+import Config
 import FoundationEssentials
-import Gateway
 import Modem
+import NearbyProtocol
 import SystemCall
 
 struct BeaconCommand: AsyncParsableCommand {

@@ -1,6 +1,8 @@
 import ArgumentParser
+import Config
 import Glibc
-import Gateway
+import MQTT
+import SystemCall
 
 struct CheckConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -9,7 +11,8 @@ struct CheckConfigCommand: AsyncParsableCommand {
         discussion: """
         Reads the configuration and its board file the way `run` does, and prints every problem as
         FILE:LINE: key: message (on standard error), then exits with status 1. A valid file gets a short
-        summary on standard output and status 0. Boards are looked up in $NEARBY_GATEWAY_BOARDS,
+        summary on standard output and status 0; a weak api_key (short, few different characters, a common
+        word) is a warning on standard error that names `nearby-gateway key`, and keeps status 0. Boards are looked up in $NEARBY_GATEWAY_BOARDS,
         /usr/share/nearby-gateway/boards, then a boards/ folder above the executable.
         """
     )
@@ -36,6 +39,10 @@ struct CheckConfigCommand: AsyncParsableCommand {
                 Self.printError("\(config): 1 problem")
                 throw ExitCode(1)
             }
+        }
+        if let weakness = APIKeyStrength.weakness(gateway.apiKey) {
+            // A warning, not a problem: a deployment keeps running while its owner rolls out a new key.
+            Self.printError("\(config): api_key: warning: \(weakness); make a strong one with `nearby-gateway key` and put it in every gateway's config")
         }
         print(Self.summary(gateway, board: board))
     }

@@ -1,6 +1,6 @@
 import ArgumentParser
+import Broker
 import FoundationEssentials
-import Gateway
 import SystemCall
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,5 @@
 import ArgumentParser
 import CVersion
-import Gateway
 
 @main
 struct NearbyGateway: AsyncParsableCommand {
@@ -14,8 +13,8 @@ struct NearbyGateway: AsyncParsableCommand {
             """,
         version: String(cString: nearby_gateway_version()),
         subcommands: [
-            RunCommand.self, CheckConfigCommand.self, BeaconCommand.self, DecodeCommand.self,
-            MonitorCommand.self, BenchCommand.self,
+            RunCommand.self, CheckConfigCommand.self, KeyCommand.self, BeaconCommand.self, DecodeCommand.self,
+            MonitorCommand.self,
         ]
     )
 }

@@ -1,8 +1,10 @@
 import ArgumentParser
-import Glibc
+import Config
 import Gateway
+import Glibc
 import Logging
 import ServiceLifecycle
+import SystemCall
 import UnixSignals
 
 struct RunCommand: AsyncParsableCommand {
@@ -36,6 +38,9 @@ struct RunCommand: AsyncParsableCommand {
         let level = SharedLogLevel(logLevel ?? gatewayConfig.logLevel, commandLine: logLevel)
         LoggingSystem.bootstrap { label in GatewayLogHandler(label: label, level: level) }
         let logger = Logger(label: "nearby-gateway")
+        if let weakness = APIKeyStrength.weakness(gatewayConfig.apiKey) {
+            logger.warning("api_key \(weakness); make a strong one with `nearby-gateway key` and put it in every gateway's config")
+        }
 
         let service = GatewayService(config: gatewayConfig, board: board, logLevel: level, logger: logger)
         var groupConfiguration = ServiceGroupConfiguration(

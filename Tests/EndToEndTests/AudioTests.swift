@@ -1,6 +1,7 @@
 import Foundation
-import Gateway
+import NearbyProtocol
 import Testing
+import TestSupport
 
 extension EndToEnd {
     /// Issue 6 through the real binary and the real alsa-lib: ALSA's `file` plugin stands in for the

@@ -1,6 +1,6 @@
 import Foundation
-import Gateway
 import Logging
+import NearbyProtocol
 import Radio
 import Testing
 

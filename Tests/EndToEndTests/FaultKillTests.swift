@@ -1,5 +1,5 @@
+import Broker
 import Foundation
-import Gateway
 import Testing
 
 extension EndToEnd {

@@ -1,9 +1,9 @@
 """Socket fan-out: our SocketBroker vs Mosquitto on a UNIX socket, same clients, same load.
 
-Our side:  `nearby-gateway bench fanout-server` (the real SocketBroker, events published in-process
-           as the message manager does) + `bench fanout-clients --wire line` (100 connections).
-Mosquitto: `mosquitto -c CONF` (listener on a UNIX socket) + `bench fanout-clients --wire mqtt`
-           (100 MQTT 3.1.1 connections, QoS 0) + `bench mqtt-publish` (one MQTT connection).
+Our side:  `nearby-gateway-bench fanout-server` (the real SocketBroker, events published in-process
+           as the message manager does) + `nearby-gateway-bench fanout-clients --wire line` (100 connections).
+Mosquitto: `mosquitto -c CONF` (listener on a UNIX socket) + `nearby-gateway-bench fanout-clients --wire mqtt`
+           (100 MQTT 3.1.1 connections, QoS 0) + `nearby-gateway-bench mqtt-publish` (one MQTT connection).
 Both publishers use the same pacer and the same JSON (CLOCK_MONOTONIC stamp first); both client
 processes are the same Swift poll(2) loop, which stamps an event's arrival when its bytes are read.
 Broker CPU, between GO and the end of the clients' run, divided by that wall time: for ours, the
@@ -11,7 +11,7 @@ server process's CPU minus its publishing thread's (clock_gettime; the broker's 
 picked out in /proc, threads inherit their creator's name); for Mosquitto, utime+stime from /proc.
 Memory: VmHWM (peak resident set) of the broker's process from /proc/PID/status, once with every
 client subscribed just before GO and once after the clients' run, before the process is told to end;
-for ours that process is `bench fanout-server` (SocketBroker plus the in-process publisher), not the
+for ours that process is `nearby-gateway-bench fanout-server` (SocketBroker plus the in-process publisher), not the
 gateway, which this bench does not start.
 """
 import json
@@ -64,7 +64,7 @@ def run_side(binary, work, side, clients, rate, seconds, payload):
     procs = []
     try:
         if side == "ours":
-            server = subprocess.Popen([binary, "bench", "fanout-server", "--socket", sock, "--rate", str(rate),
+            server = subprocess.Popen([binary, "fanout-server", "--socket", sock, "--rate", str(rate),
                                        "--seconds", str(seconds), "--payload-bytes", str(payload)],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             procs.append(server)
@@ -81,14 +81,14 @@ def run_side(binary, work, side, clients, rate, seconds, payload):
             procs.append(broker)
             wait_for_socket(sock, broker)
             broker_pid, broker_tid = broker.pid, None
-        receiver = subprocess.Popen([binary, "bench", "fanout-clients", "--socket", sock, "--wire",
+        receiver = subprocess.Popen([binary, "fanout-clients", "--socket", sock, "--wire",
                                      "line" if side == "ours" else "mqtt", "--clients", str(clients),
                                      "--events", str(events), "--deadline", str(seconds * 10 + 30)],
                                     stdout=subprocess.PIPE, text=True)
         procs.append(receiver)
         expect(receiver, "READY")
         if side != "ours":
-            publisher = subprocess.Popen([binary, "bench", "mqtt-publish", "--socket", sock, "--rate", str(rate),
+            publisher = subprocess.Popen([binary, "mqtt-publish", "--socket", sock, "--rate", str(rate),
                                           "--seconds", str(seconds), "--payload-bytes", str(payload)],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             procs.append(publisher)

@@ -3,7 +3,7 @@
 
   ha_parse.py CORPUS [--repetitions N]      prints one JSON object
 
-The corpus is the file `nearby-gateway bench corpus` writes ("NGBC", u32 events, u32 reports, then
+The corpus is the file `nearby-gateway-bench corpus` writes ("NGBC", u32 events, u32 reports, then
 u16-length-prefixed LE Advertising Report event packets). The AD payloads are taken out of the events
 before any timing (HA gets them from BlueZ/bleak already separated), in corpus order, skipping events
 whose lengths lie, exactly as our side does.

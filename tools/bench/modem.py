@@ -10,7 +10,7 @@ Decode success vs SNR: tools/modem/robustness.py (the modem's own generator, see
 files: ggwave's own waveform at a random offset in 0.5–1.5 s of silence each side, white Gaussian
 noise over the whole file at the given SNR (beacon power ÷ noise variance, full band), and records
 whether ggwave's receiver (all protocols, 1024-sample blocks) found exactly the payload. Ours
-decodes the same files (`bench modem-decode`, 1024-sample blocks) under the same criterion.
+decodes the same files (`nearby-gateway-bench modem-decode`, 1024-sample blocks) under the same criterion.
 """
 import json
 import os
@@ -66,7 +66,7 @@ def run(binary, python, work, quick):
     lengths = [32] if quick else [32, 140]
     cost = []
     for length in lengths:
-        ours = json.loads(subprocess.run([binary, "bench", "modem-cost", "--length", str(length), "--repetitions", str(reps)],
+        ours = json.loads(subprocess.run([binary, "modem-cost", "--length", str(length), "--repetitions", str(reps)],
                                          check=True, stdout=subprocess.PIPE, text=True).stdout)
         for row in ours["protocols"]:
             pid = row["ggwave_id"]
@@ -80,7 +80,7 @@ def run(binary, python, work, quick):
                     "--trials", str(trials), "--seed", "1"], check=True)
     with open(os.path.join(files, "manifest.tsv")) as f:
         manifest = [line.rstrip("\n").split("\t") for line in f if line.strip()]
-    ours = json.loads(subprocess.run([binary, "bench", "modem-decode"] + [os.path.join(files, m[0]) for m in manifest],
+    ours = json.loads(subprocess.run([binary, "modem-decode"] + [os.path.join(files, m[0]) for m in manifest],
                                      check=True, stdout=subprocess.PIPE, text=True).stdout)
     table = {}
     for name, pid, snr, payload, ggwave_ok, _start in manifest:
@@ -94,12 +94,12 @@ def run(binary, python, work, quick):
 
 
 def channel_run(binary, python, files, trials):
-    subprocess.run([binary, "bench", "modem-channel", "--out", files, "--trials", str(trials), "--seed", "1", "--length", "16"],
+    subprocess.run([binary, "modem-channel", "--out", files, "--trials", str(trials), "--seed", "1", "--length", "16"],
                    check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(files, "manifest.tsv")) as f:
         manifest = [line.rstrip("\n").split("\t") for line in f if line.strip()]
     paths = [os.path.join(files, m[0]) for m in manifest]
-    ours = json.loads(subprocess.run([binary, "bench", "modem-decode"] + paths, check=True, stdout=subprocess.PIPE, text=True).stdout)
+    ours = json.loads(subprocess.run([binary, "modem-decode"] + paths, check=True, stdout=subprocess.PIPE, text=True).stdout)
     peer = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "modem", "ggwave_peer.py")
     theirs = {}
     for line in subprocess.run([python, peer, "decode"] + paths, check=True, stdout=subprocess.PIPE, text=True).stdout.splitlines():

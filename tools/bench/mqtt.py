@@ -1,8 +1,8 @@
 """The MQTT bridge (docs/mqtt.md) against paho-mqtt, the client Theengs Gateway publishes through.
 
 Throughput, end to end: one Mosquitto on a UNIX socket (tools/bench/mosquitto.conf); one subscriber
-(`nearby-gateway bench fanout-clients --wire mqtt --clients 1`, the fan-out bench's MQTT reader) on
-`<prefix>/found/bench/#` counts arrivals. Ours: `nearby-gateway bench mqtt-bridge`, the gateway's real
+(`nearby-gateway-bench fanout-clients --wire mqtt --clients 1`, the fan-out bench's MQTT reader) on
+`<prefix>/found/bench/#` counts arrivals. Ours: `nearby-gateway-bench mqtt-bridge`, the gateway's real
 MQTTBridge (libmosquitto on its own thread) fed N found events in-process, as the message manager
 feeds it. Peer: tools/bench/mqtt_peer.py, paho-mqtt publishing the same N payloads (same topics,
 retain flag, QoS, bytes). events/s = N / (GO → the subscriber's last arrival). Client CPU: ours, the
@@ -52,17 +52,17 @@ def broker(work):
     return proc, sock
 
 
-def throughput(binary, python, sock, side, events, qos, payload, prefix):
+def throughput(bench, python, sock, side, events, qos, payload, prefix):
     """One run; `prefix` is new for each run, so no retained message of an earlier one reaches the subscriber."""
     procs = []
     try:
-        receiver = subprocess.Popen([binary, "bench", "fanout-clients", "--socket", sock, "--wire", "mqtt", "--clients", "1",
+        receiver = subprocess.Popen([bench, "fanout-clients", "--socket", sock, "--wire", "mqtt", "--clients", "1",
                                      "--events", str(events), "--filter", f"{prefix}/found/bench/#",
                                      "--deadline", "120"], stdout=subprocess.PIPE, text=True)
         procs.append(receiver)
         expect(receiver, "READY", "subscriber")
         if side == "ours":
-            cmd = [binary, "bench", "mqtt-bridge", "--url", f"unix://{sock}", "--events", str(events), "--prefix", prefix,
+            cmd = [bench, "mqtt-bridge", "--url", f"unix://{sock}", "--events", str(events), "--prefix", prefix,
                    "--qos", str(qos), "--payload-bytes", str(payload)]
         else:
             cmd = [python, os.path.join(HERE, "mqtt_peer.py"), sock, str(events), prefix, str(qos), str(payload)]
@@ -93,7 +93,7 @@ def throughput(binary, python, sock, side, events, qos, payload, prefix):
             stop(p)
 
 
-def run(binary, top, python, work, quick):
+def run(binary, bench, top, python, work, quick):
     if not shutil.which("mosquitto"):
         raise RuntimeError("mosquitto is not installed (scripts/bench installs it)")
     os.makedirs(work, exist_ok=True)
@@ -106,8 +106,8 @@ def run(binary, top, python, work, quick):
         # Alternated, best of `runs` each: the machine is shared, the best run is the least disturbed.
         ours, peer = [], []
         for n in range(result["runs"]):
-            ours.append(throughput(binary, python, sock, "ours", events, qos, payload, f"{PREFIX}-ours-{n}"))
-            peer.append(throughput(binary, python, sock, "paho", events, qos, payload, f"{PREFIX}-paho-{n}"))
+            ours.append(throughput(bench, python, sock, "ours", events, qos, payload, f"{PREFIX}-ours-{n}"))
+            peer.append(throughput(bench, python, sock, "paho", events, qos, payload, f"{PREFIX}-paho-{n}"))
         best = lambda runs: max(runs, key=lambda r: r["events_per_s"])
         result["ours"], result["paho"] = best(ours), best(peer)
         result["all_events_per_s"] = {"ours": [r["events_per_s"] for r in ours], "paho": [r["events_per_s"] for r in peer]}

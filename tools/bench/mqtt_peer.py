@@ -3,7 +3,7 @@
   mqtt_peer.py SOCKET EVENTS PREFIX QOS PAYLOAD_BYTES [--idle]
 
 READY once connected; at GO publishes EVENTS found events to `<PREFIX>/found/bench/t<n % 100>`,
-retained, with the JSON `nearby-gateway bench mqtt-bridge` sends (FanoutPayload: the CLOCK_MONOTONIC
+retained, with the JSON `nearby-gateway-bench mqtt-bridge` sends (FanoutPayload: the CLOCK_MONOTONIC
 stamp first, padded to PAYLOAD_BYTES), waits until paho has written them all, PUBLISHED; at the next
 line prints its JSON. --idle: only connects, says READY and stays until stdin closes.
 """
@@ -17,7 +17,7 @@ TOPICS = 100
 
 
 def payload(stamp, total):
-    # Sources/GatewayCLI/Bench/FanoutPayload.swift, json(forBroker: true), byte for byte.
+    # Sources/GatewayBench/FanoutPayload.swift, json(forBroker: true), byte for byte.
     head = '{"bench_ns":%020d,"namespace":"bench","type":"greeting","medium":"ble","rssi":null,"content":"' % stamp
     tail = '","first_seen":"2026-11-23T12:00:00.000Z","last_seen":"2026-11-23T12:00:00.000Z"'
     padding = max(0, total - len(head) - len(tail) - len(',"retained":false}'))

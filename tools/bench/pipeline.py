@@ -17,14 +17,14 @@ def run(binary, python, work, quick, malloc_shim):
     os.makedirs(work, exist_ok=True)
     corpus = os.path.join(work, "corpus.bin")
     reports = 1_000_000
-    meta = sh_json([binary, "bench", "corpus", "--reports", str(reports), "--seed", "1", "--out", corpus])
+    meta = sh_json([binary, "corpus", "--reports", str(reports), "--seed", "1", "--out", corpus])
     reps = 2 if quick else 5
-    ours = sh_json([binary, "bench", "pipeline", "--corpus", corpus, "--repetitions", str(reps)])
+    ours = sh_json([binary, "pipeline", "--corpus", corpus, "--repetitions", str(reps)])
     peer = sh_json([python, os.path.join(HERE, "ha_parse.py"), corpus, "--repetitions", str(reps)])
     result = {"corpus": meta, "repetitions": reps, "ours": ours, "peer": peer, "allocations": None}
     if malloc_shim and os.path.exists(malloc_shim):
         env = dict(os.environ, LD_PRELOAD=malloc_shim)
-        ours_a = sh_json([binary, "bench", "pipeline", "--corpus", corpus, "--repetitions", "0"], env=env)
+        ours_a = sh_json([binary, "pipeline", "--corpus", corpus, "--repetitions", "0"], env=env)
         env["PYTHONMALLOC"] = "malloc"
         peer_a = sh_json([python, os.path.join(HERE, "ha_parse.py"), corpus, "--repetitions", "0"], env=env)
         result["allocations"] = {

@@ -53,7 +53,7 @@ def fanout_memory_row(d, peer):
     mb = lambda b: b / (1024 * 1024)   # MB as the process bench writes it (kB from /proc ÷ 1024)
     return [row("fanout", f"peak RSS (VmHWM) at {d['rate']:,} ev/s", mb(o["broker_hwm_bytes"]), mb(m["broker_hwm_bytes"]),
                 peer, "MB", "lower",
-                f"ours: `bench fanout-server` (SocketBroker + in-process publisher, not the gateway); with every client "
+                f"ours: `nearby-gateway-bench fanout-server` (SocketBroker + in-process publisher, not the gateway); with every client "
                 f"subscribed, before the load: {mb(o['broker_hwm_before_bytes']):.1f} vs {mb(m['broker_hwm_before_bytes']):.1f} MB")]
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every benchmark with its peer in the same run, prints one table, writes BENCHMARKS.md.
 
-  run.py --bin NEARBY_GATEWAY --top REPO [--quick] [--only pipeline,fanout,modem,process,mqtt]
+  run.py --bin NEARBY_GATEWAY --bench-bin NEARBY_GATEWAY_BENCH --top REPO [--quick] [--only pipeline,fanout,modem,process,mqtt]
          [--malloc-shim SO] [--out BENCHMARKS.md] [--json results.json]
 
 Called by scripts/bench, which installs the peers and builds the release binary first.
@@ -58,7 +58,8 @@ def busy_processes():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
+    ap.add_argument("--bin", required=True, help="the nearby-gateway the .deb ships")
+    ap.add_argument("--bench-bin", required=True, help="nearby-gateway-bench, our side of each comparison")
     ap.add_argument("--top", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default=",".join(SECTIONS))
@@ -89,15 +90,15 @@ def main():
         try:
             module = __import__(section)
             if section == "pipeline":
-                data = module.run(args.bin, python, os.path.join(work, section), args.quick, args.malloc_shim)
+                data = module.run(args.bench_bin, python, os.path.join(work, section), args.quick, args.malloc_shim)
             elif section == "modem":
-                data = module.run(args.bin, python, os.path.join(work, section), args.quick)
+                data = module.run(args.bench_bin, python, os.path.join(work, section), args.quick)
             elif section == "process":
                 data = module.run(args.bin, args.top, os.path.join(work, section), args.quick)
             elif section == "mqtt":
-                data = module.run(args.bin, args.top, python, os.path.join(work, section), args.quick)
+                data = module.run(args.bin, args.bench_bin, args.top, python, os.path.join(work, section), args.quick)
             else:
-                data = module.run(args.bin, os.path.join(work, section), args.quick)
+                data = module.run(args.bench_bin, os.path.join(work, section), args.quick)
             data["section_seconds"] = time.monotonic() - t0
             results["sections"][section] = data
         except Exception as error:  # a broken section is reported, the others still run

@@ -1,4 +1,6 @@
+import Config
 import FoundationEssentials
+import NearbyProtocol
 import Radio
 
 /// The synchronous part of what arrives from the air: a sighting's AD structures through the frame
@@ -6,7 +8,7 @@ import Radio
 ///
 /// A value type with one owner, the `MessageManager` actor, which calls it for every sighting and audio
 /// payload and then does what it reports through an `AirIngestSink` (events, LEDs, scan windows, logs).
-/// `nearby-gateway bench pipeline` drives this same type, so the benchmark measures the gateway's code.
+/// `nearby-gateway-bench pipeline` drives this same type, so the benchmark measures the gateway's code.
 public struct AirIngest: Sendable {
     /// What the owner listens for right now: the running subscriptions per medium (permission and
     /// power state applied) and whether scan-mode publications want subscriber beacons. The owner
@@ -40,6 +42,11 @@ public struct AirIngest: Sendable {
         var leds: Set<String>
         /// Entries found right after this one was added.
         var total: Int
+    }
+
+    /// A found entry whose smoothed RSSI moved enough to tell clients (`FoundSet.SignalRule`).
+    public struct SignalChange: Sendable {
+        var entry: Entry
     }
 
     /// An entry taken out of a full found set to make room for a newer one.
@@ -223,6 +230,8 @@ public struct AirIngest: Sendable {
                             protected: authenticated) {
         case .refreshed, .refused:
             return
+        case .signalMoved(let entry):
+            sink.signal(SignalChange(entry: entry))
         case .added(let entry, let evicted):
             if let evicted { sink.evicted(Evicted(entry: evicted)) }
             sink.found(Found(entry: entry, leds: leds(self), total: found.count))
@@ -275,10 +284,13 @@ public protocol AirIngestSink {
     mutating func dropped(_ reason: DropReason, source: SourceID)
     /// A beacon heard in an advert, by family (only while some subscription includes beacons).
     mutating func beacon(_ family: BeaconFilter)
+    /// A found entry whose smoothed RSSI moved past the found set's `SignalRule`.
+    mutating func signal(_ change: AirIngest.SignalChange)
 }
 
 extension AirIngestSink {
     public mutating func dropped(_ reason: DropReason, source: SourceID) {}
     public mutating func evicted(_ evicted: AirIngest.Evicted) {}
     public mutating func beacon(_ family: BeaconFilter) {}
+    public mutating func signal(_ change: AirIngest.SignalChange) {}
 }

@@ -1,3 +1,4 @@
+import NearbyProtocol
 /// What should be on the air right now: the pure answer to "given the state, the publications and the
 /// subscriptions, what do the radio and the speaker do?" (docs/product.md §1, §4). No I/O here.
 struct AirPlan: Equatable, Sendable {

@@ -1,4 +1,6 @@
+import Config
 import FoundationEssentials
+import NearbyProtocol
 import Radio
 
 /// What the found set holds: one of our messages, or a beacon a subscription opted into.
@@ -89,6 +91,23 @@ struct DiscoveryDetails: Sendable {
         self.content = content
         self.beaconADType = beaconADType
         self.telemetry = telemetry
+    }
+
+    /// The sender's own calibration, its RSSI at 1 m: iBeacon's measured power, or Eddystone-UID/URL's
+    /// TX power at 0 m less 41 dB (the Eddystone specification's loss over the first metre). Nil for
+    /// our messages (the config's `radio.tx_power_1m`) and for a beacon that says 0 (uncalibrated).
+    var powerAt1m: Int? {
+        guard let type = beaconADType else { return nil }
+        let s = content.startIndex
+        if type == ADStructure.serviceData16BitUUID {
+            guard content.count >= 4, content[s + 2] == EddystoneUID.frameType || content[s + 2] == EddystoneURL.frameType
+            else { return nil }
+            let atZero = Int(Int8(bitPattern: content[s + 3]))
+            return atZero == 0 ? nil : atZero - 41
+        }
+        guard content.count == 25 else { return nil }
+        let measured = Int(Int8(bitPattern: content[s + 24]))
+        return measured == 0 ? nil : measured
     }
 
     /// Decoded beacon fields, already JSON (e.g. `"url":"https://…"`), in order. Made when an event

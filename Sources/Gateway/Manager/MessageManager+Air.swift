@@ -1,6 +1,8 @@
+import Config
 import FoundationEssentials
 import Logging
 import Modem
+import NearbyProtocol
 import Radio
 import SystemCall
 
@@ -40,6 +42,11 @@ extension MessageManager {
                 await announceFound(found)
             case .evicted(let evicted):
                 reportLost(evicted.entry, reason: "evicted")
+            case .signal(let change):
+                let entry = change.entry
+                // Android's onBleSignalChanged/onDistanceChanged; not retained (GET found has the latest).
+                events.publish(BrokerEvent(topic: "signal/" + entry.key.topicSuffix, json: eventJSON(entry, entry.detail), retain: .none,
+                                           entry: retainKey(entry.key)))
             case .subscriberBeacon(let id):
                 await subscriberBeaconHeard(id)
             case .dropped(let reason, let source):
@@ -60,6 +67,7 @@ struct AirEffects: AirIngestSink {
     enum Effect {
         case found(AirIngest.Found)
         case evicted(AirIngest.Evicted)
+        case signal(AirIngest.SignalChange)
         case subscriberBeacon(SubscriberBeaconID)
         case dropped(DropReason, SourceID)
     }
@@ -71,6 +79,7 @@ struct AirEffects: AirIngestSink {
 
     mutating func found(_ found: AirIngest.Found) { effects.append(.found(found)) }
     mutating func evicted(_ evicted: AirIngest.Evicted) { effects.append(.evicted(evicted)) }
+    mutating func signal(_ change: AirIngest.SignalChange) { effects.append(.signal(change)) }
     mutating func subscriberBeacon(_ id: SubscriberBeaconID) { effects.append(.subscriberBeacon(id)) }
     mutating func dropped(_ reason: DropReason, source: SourceID) {
         if logsDrops { effects.append(.dropped(reason, source)) }

@@ -1,4 +1,6 @@
 import Glibc
+import MQTT
+import NearbyProtocol
 import Radio
 import SystemCall
 
@@ -20,7 +22,11 @@ extension MessageManager {
         }
         return SightingEvent.json(message: message, medium: details.medium, rssi: entry.rssi, firstSeen: entry.firstSeen,
                                   lastSeen: entry.lastSeen) { writer in
-            if let average = entry.smoothedRSSI { writer.add("rssi_avg", rawJSON: String(cFormat: "%.1f", average)) }
+            // Always present (null without an RSSI), so clients and Home Assistant templates can rely on them.
+            writer.add("rssi_avg", rawJSON: entry.smoothedRSSI.map { String(cFormat: "%.1f", $0) } ?? "null")
+            let power = details.medium == .ble ? (details.powerAt1m ?? (details.beaconADType == nil ? settings.distance.ownPowerAt1m : nil)) : nil
+            let metres = entry.smoothedRSSI.flatMap { rssi in power.map { settings.distance.metres(rssi: rssi, powerAt1m: $0) } }
+            writer.add("distance_m", rawJSON: metres.map { String(cFormat: "%.2f", $0) } ?? "null")
             for (name, value) in details.extraFields { writer.add(name, rawJSON: value) }
             if let reason { writer.add("reason", reason) }
         }

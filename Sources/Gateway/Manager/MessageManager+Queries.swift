@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import NearbyProtocol
 import Radio
 
 /// What the manager answers about itself (GET found/publications/stats, the air ingest's

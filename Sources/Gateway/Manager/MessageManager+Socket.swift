@@ -1,5 +1,8 @@
+import Broker
+import Config
 import Glibc
 import Logging
+import NearbyProtocol
 
 /// The manager's answers to socket clients (PUB/UNPUB/SET/GET; the broker itself does SUB/UNSUB/PING).
 extension MessageManager {
@@ -19,6 +22,10 @@ extension MessageManager {
             return .event(topic: "$SYS/stats", json: statsJSON(clients: clients))
         case .get(let key):
             return .ok(get(key, clients: clients))
+        case .subscribeMessages(let subscribe):
+            return await subscribeFromSocket(subscribe, owner: Int(client.id.rawValue))
+        case .unsubscribeMessages(let handle):
+            return await unsubscribeFromSocket(handle, owner: Int(client.id.rawValue))
         }
     }
 
@@ -84,6 +91,7 @@ extension MessageManager {
         case .errors: "[" + errors.map(\.rawValue).sorted().map(JSONObjectWriter.quote).joined(separator: ",") + "]"
         case .publications: publicationsJSON()
         case .found: foundJSON()
+        case .subscriptions: subscriptionsJSON()
         }
     }
 }

@@ -1,5 +1,9 @@
+import Config
 import FoundationEssentials
+import LEDs
 import Logging
+import MQTT
+import NearbyProtocol
 import Radio
 
 /// The one owner of the gateway's Nearby state (`GNSMessageManager`, serverless): publications,
@@ -22,7 +26,9 @@ actor MessageManager {
     private(set) var state: GatewayState
     private(set) var publications: [PublicationID: Publication] = [:]
     private var nextPublication = 1
-    private(set) var subscriptions: [Subscription]
+    var nextSubscription = 1   // s<N> of SUBSCRIBE
+    /// The config's, then the run-time ones (`SUBSCRIBE`, MessageManager+Subscribe.swift changes them).
+    var subscriptions: [Subscription]
     /// Sightings and audio payloads through the frame codec into the found set (the synchronous part).
     var inbound: AirIngest
     private var beaconMatcher: SubscriberBeaconMatcher<PublicationID>
@@ -103,7 +109,7 @@ actor MessageManager {
     }
 
     /// SIGHUP: the new config's publications and subscriptions replace the old ones; runtime
-    /// publications from socket clients stay. A new `rotate_s` or api key means another epoch (its
+    /// publications and subscriptions from socket clients stay. A new `rotate_s` or api key means another epoch (its
     /// peers compute it from the new values), so the epoch is recomputed and the air rotates now;
     /// a new `log_level` applies unless `--log-level` or `SET debug on` says otherwise.
     func reload(_ newSettings: ManagerSettings) async {
@@ -113,7 +119,7 @@ actor MessageManager {
         let previousEpoch = epoch
         epoch = newSettings.codec.epoch(at: Date())
         inbound.replaceReassembler(Reassembler(codec: newSettings.codec, epoch: epoch))
-        subscriptions = newSettings.subscriptions
+        subscriptions = newSettings.subscriptions + subscriptions.filter { $0.owner != nil }
         for publication in newSettings.publications { _ = addPublication(publication, owner: nil) }
         if !debug { logLevel.value = logLevel.base(configured: newSettings.logLevel) }
         logger.info("config reloaded", metadata: ["publications": "\(publications.count)", "subscriptions": "\(subscriptions.count)",
@@ -162,9 +168,12 @@ actor MessageManager {
 
     func clientGone(_ client: Int) async {
         let owned = publications.values.filter { $0.owner == client }.map(\.id)
-        guard !owned.isEmpty else { return }
+        let subscribed = subscriptions.count(where: { $0.owner == client })
+        guard !owned.isEmpty || subscribed > 0 else { return }
         for id in owned { publications[id] = nil; scanWindows[id] = nil }
-        logger.info("client gone: its publications end", metadata: ["client": "\(client)", "count": "\(owned.count)"])
+        subscriptions.removeAll { $0.owner == client }
+        if !owned.isEmpty { logger.info("client gone: its publications end", metadata: ["client": "\(client)", "count": "\(owned.count)"]) }
+        if subscribed > 0 { logger.info("client gone: its subscriptions end", metadata: ["client": "\(client)", "count": "\(subscribed)"]) }
         await apply()
     }
 

@@ -1,3 +1,5 @@
+import Config
+import NearbyProtocol
 /// Identifies a publication in `OK <handle>` / `UNPUB <handle>` and in logs.
 public struct PublicationID: Hashable, Sendable, Comparable, CustomStringConvertible {
     public var rawValue: Int
@@ -35,6 +37,9 @@ struct Subscription: Sendable {
     var lostAfter: Duration
     var include: Set<BeaconFilter>
     var led: String?
+    /// A run-time subscription (`SUBSCRIBE`): its handle number and its connection; nil for the config's.
+    var handle: Int? = nil
+    var owner: Int? = nil
 
     func matches(_ message: Message) -> Bool {
         message.namespace == namespace && (type == "*" || type == message.type)

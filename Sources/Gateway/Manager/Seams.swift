@@ -1,3 +1,5 @@
+import LEDs
+import NearbyProtocol
 import Radio
 
 /// The hardware and the outside world as the message manager sees them: one protocol per seam, so the
@@ -17,11 +19,6 @@ protocol AirInterface: Sendable {
 protocol AudioInterface: Sendable {
     func setPayloads(_ payloads: [[UInt8]])
     func setCapture(_ enabled: Bool)
-}
-
-/// Where events go: the socket broker (and through it every subscribed client).
-protocol EventSink: Sendable {
-    func publish(_ event: BrokerEvent)
 }
 
 /// The socket broker and, with `[mqtt]`, the MQTT bridge: every event goes to each, in order.

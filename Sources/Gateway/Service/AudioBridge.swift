@@ -1,6 +1,8 @@
+import Config
 import Dispatch
 import Logging
 import Modem
+import SystemCall
 
 /// The speaker and microphone as the manager sees them: the modem's ALSA threads, with their events
 /// turned into manager calls. Starting and stopping capture waits for the capture thread, so it runs

@@ -1,3 +1,6 @@
+import Broker
+import Config
+import NearbyProtocol
 import Radio
 
 /// The config, translated into what each part runs on. One file, so a config change touches one place.
@@ -19,7 +22,9 @@ extension ManagerSettings {
             },
             logLevel: config.logLevel,
             limits: config.limits,
-            airCapacity: Self.airCapacity(intervalMs: config.radio.intervalMs, lostAfterS: config.radio.lostAfterS)
+            airCapacity: Self.airCapacity(intervalMs: config.radio.intervalMs, lostAfterS: config.radio.lostAfterS),
+            distance: DistanceModel(ownPowerAt1m: config.radio.txPowerAt1m, exponent: Double(config.radio.pathLossX10) / 10),
+            defaultLostAfter: .seconds(config.radio.lostAfterS)
         )
     }
 }
@@ -34,20 +39,5 @@ extension GatewayConfig {
         let window = radio.interval * Double(max(1, min(100, radio.scanDuty))) / 100
         return RadioConfiguration(advertisingInterval: radio.interval, scanInterval: radio.interval, scanWindow: window,
                                   reannounce: radio.reannounce)
-    }
-}
-
-extension Board {
-    /// The LED layer's view of the board. The board's power input means "standby while asserted"; the
-    /// LED layer's power-level input means "active while asserted", hence the inverted polarity.
-    func ledLayout(enabled: Bool) -> LEDLayout {
-        var inputs: [String: Gateway.InputLine] = [:]
-        if let power = powerInput {
-            inputs["power"] = Gateway.InputLine(offset: power.line, kind: .powerLevel, activeLow: !power.activeLow,
-                                        bias: InputBias(rawValue: power.bias.rawValue) ?? .asIs)
-        }
-        let lines = Dictionary(leds.map { ($0.name, $0.line) }, uniquingKeysWith: { first, _ in first })
-        return LEDLayout(chipLabel: enabled ? gpioChip : nil, leds: lines, inputs: inputs,
-                         activeLowLEDs: ledsActiveLow ? Set(lines.keys) : [])
     }
 }

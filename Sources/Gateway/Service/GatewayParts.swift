@@ -1,6 +1,11 @@
+import Broker
+import Config
 import Glibc
+import LEDs
 import Logging
 import Modem
+import MQTT
+import NearbyProtocol
 import Radio
 
 /// Everything `run` starts, built from one config, in the order that keeps start-up honest: state

@@ -1,5 +1,8 @@
+import Broker
+import Config
 import Glibc
 import Logging
+import NearbyProtocol
 import Radio
 import ServiceLifecycle
 import UnixSignals

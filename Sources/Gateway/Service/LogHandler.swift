@@ -88,7 +88,7 @@ final class LogOutput: Sendable {
     func write(site: LogRateLimiter.Site, message: @autoclosure () -> String, _ format: () -> String,
                summary: (LogRateLimiter.Summary) -> String) {
         limiter.withLock { limiter in
-            let decision = limiter.admit(site, message: message(), now: Posix.monotonicNanoseconds())
+            let decision = limiter.admit(site, message: message(), now: SystemCall.monotonicNanoseconds())
             // EPIPE, EBADF... or EAGAIN (fewer bytes written): nobody can read this line; drop it.
             for pending in decision.summaries { _ = try? SystemCall.writeAll(summary(pending), to: fd) }
             if decision.admitted { _ = try? SystemCall.writeAll(format(), to: fd) }

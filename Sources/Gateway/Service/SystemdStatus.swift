@@ -1,4 +1,5 @@
 import Glibc
+import NearbyProtocol
 
 /// The one line `systemctl status` shows (sd_notify's `STATUS=`): "running" only while no error state
 /// is raised; otherwise every raised error with its cause, so a box whose radio is down does not look

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NearbyProtocol
 import SystemCall
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
+import Broker
 import Foundation
-import Gateway
 
 extension SocketLineClient {
     /// The next `count` lines, each within `timeout`.

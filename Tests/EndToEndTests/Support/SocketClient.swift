@@ -1,8 +1,8 @@
+import Broker
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import Gateway
 import Synchronization
 
 /// A line client of the gateway's UNIX socket, like `socat - UNIX-CONNECT:path` by hand.

@@ -1,7 +1,10 @@
+@testable import Config
 import Foundation
+@testable import NearbyProtocol
 import Radio
 import SplitMix
 import Testing
+import TestSupport
 @testable import Gateway
 
 /// `AirIngest` against the manager's ingest as it was before the extraction (`ReferenceIngest` below,

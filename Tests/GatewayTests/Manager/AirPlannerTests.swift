@@ -1,4 +1,5 @@
 @testable import Gateway
+@testable import NearbyProtocol
 import Testing
 
 @Suite("Air plan: what is on the air for each state (docs/product.md §1, §4)")

@@ -12,6 +12,16 @@ struct EventFormattingTests {
         #expect(TopicLevel.escape("naïve\n") == "naïve%0A")
     }
 
+    /// C1 controls (U+0085 NEL among them) and the line separators are percent-encoded in topics,
+    /// byte by byte of their UTF-8, like the C0 controls.
+    @Test func topicLevelsEncodeC1ControlsAndLineSeparators() {
+        #expect(TopicLevel.escape("a\u{85}b") == "a%C2%85b")
+        #expect(TopicLevel.escape("\u{9F}") == "%C2%9F")
+        #expect(TopicLevel.escape("x\u{2028}y\u{2029}") == "x%E2%80%A8y%E2%80%A9")
+        #expect(TopicLevel.escape("naïve\n") == "naïve%0A")
+        #expect(TopicLevel.escape("ünï") == "ünï")
+    }
+
     @Test func beaconTopicsFollowTheSpec() {
         let uid = DiscoveryKey.eddystoneUID(namespace: ShortBytes(Array(repeating: 0xAB, count: 10)), instance: ShortBytes([1, 2, 3, 4, 5, 6]))
         #expect(uid.topicSuffix == "eddystone/abababababababababab/010203040506")

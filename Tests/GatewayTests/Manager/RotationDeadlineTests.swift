@@ -1,4 +1,5 @@
 import Foundation
+@testable import NearbyProtocol
 import Testing
 @testable import Gateway
 

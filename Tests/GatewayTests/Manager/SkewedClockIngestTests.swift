@@ -1,6 +1,8 @@
 import Foundation
+@testable import NearbyProtocol
 import Radio
 import Testing
+import TestSupport
 @testable import Gateway
 
 /// A publisher whose clock is ahead of ours by less than the skew, sending presence frames (the last

@@ -1,4 +1,5 @@
 import Foundation
+@testable import NearbyProtocol
 import Synchronization
 import Testing
 @testable import Gateway

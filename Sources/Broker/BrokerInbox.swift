@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NearbyProtocol
+import Synchronization
+
+/// What other threads hand to the broker's loop: events from the manager, replies from handler
+/// tasks, shutdown. A non-blocking pipe wakes the loop's poll(2) (eventfd is not visible to Swift's
+/// Glibc module); it is written only when the inbox goes from empty to non-empty, so a burst of
+/// events costs one wake-up. While the loop holds events to coalesce writes, events do not wake
+/// it at all (`eventsWakeTheLoop`); replies and shutdown always do.
+final class BrokerInbox: Sendable {
+    enum Item: Sendable {
+        case event(BrokerEvent)
+        case reply(ClientID, SocketReply)
+    }
+
+    private struct State {
+        var items: [Item] = []
+        /// A byte is in the pipe (or about to be): the loop will wake and take.
+        var wakePending = false
+        var eventsWake = true
+        var shutdown = false
+        var statistics = SocketBrokerStatistics()
+        /// Liveness probes waiting for the loop's next turn (`probe`), by id.
+        var probes: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextProbe = 0
+        /// Probes cancelled before they were parked: they must not park.
+        var cancelledProbes: Set<Int> = []
+    }
+
+    /// The loop polls this end.
+    let wakeFD: Int32
+    private let signalFD: Int32
+    private let state = Mutex(State())
+
+    init(path: String) throws(SocketBrokerError) {
+        var ends: [Int32] = [0, 0]
+        try Posix.call("pipe", path: path) { pipe(&ends) }
+        for fd in ends {
+            try Posix.call("fcntl", path: path) { fcntl(fd, F_SETFL, O_NONBLOCK) }
+            try Posix.call("fcntl", path: path) { fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        }
+        wakeFD = ends[0]
+        signalFD = ends[1]
+    }
+
+    deinit {
+        close(wakeFD)
+        close(signalFD)
+    }
+
+    /// Beyond this many unprocessed items, events that are not retained are dropped (and counted):
+    /// a stalled loop must not let the manager grow memory without bound.
+    static let capacity = 200_000
+
+    func post(_ item: Item) {
+        let wake = state.withLock { state -> Bool in
+            if case .event(let event) = item {
+                state.statistics.eventsPublished += 1
+                if state.items.count >= Self.capacity, event.retain == .none {
+                    state.statistics.eventsDropped += 1
+                    return false
+                }
+            }
+            state.items.append(item)
+            if case .event = item, !state.eventsWake { return false }
+            defer { state.wakePending = true }
+            return !state.wakePending
+        }
+        if wake { signal() }
+    }
+
+    /// The loop says whether posting an event should wake it. Turning it back on with items
+    /// waiting wakes the loop at once, so nothing posted meanwhile can wait for the next event.
+    func eventsWakeTheLoop(_ wake: Bool) {
+        let signalNow = state.withLock { state -> Bool in
+            state.eventsWake = wake
+            guard wake, !state.items.isEmpty, !state.wakePending else { return false }
+            state.wakePending = true
+            return true
+        }
+        if signalNow { signal() }
+    }
+
+    func requestShutdown() {
+        state.withLock { $0.shutdown = true }
+        signal()
+    }
+
+    /// Everything posted since the last call, and whether shutdown was asked. Taking the inbox is
+    /// the loop's proof of life: every waiting `probe` is answered.
+    func take() -> (items: [Item], shutdown: Bool) {
+        var drain = [UInt8](repeating: 0, count: 64)
+        while read(wakeFD, &drain, drain.count) > 0 {}
+        let (taken, probes) = state.withLock { state in
+            state.wakePending = false
+            defer { state.items = []; state.probes = [:] }
+            return ((state.items, state.shutdown), Array(state.probes.values))
+        }
+        probes.forEach { $0.resume() }
+        return taken
+    }
+
+    /// Returns once the loop has taken the inbox after this call (it wakes the loop): the loop turns.
+    /// A stuck loop never answers; cancelling the caller ends the wait.
+    func probe() async {
+        let id = state.withLock { state -> Int in
+            state.nextProbe += 1
+            return state.nextProbe
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let action = state.withLock { state -> (resume: Bool, wake: Bool) in
+                    if state.cancelledProbes.remove(id) != nil { return (true, false) }
+                    state.probes[id] = continuation
+                    defer { state.wakePending = true }
+                    return (false, !state.wakePending)
+                }
+                if action.resume { continuation.resume() }
+                if action.wake { signal() }
+            }
+        } onCancel: {
+            let parked = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                if let parked = state.probes.removeValue(forKey: id) { return parked }
+                state.cancelledProbes.insert(id)
+                return nil
+            }
+            parked?.resume()
+        }
+        state.withLock { _ = $0.cancelledProbes.remove(id) }
+    }
+
+    /// Probes parked until the loop's next turn (what a test of a stopped loop waits for).
+    var waitingProbes: Int { state.withLock { $0.probes.count } }
+
+    var statistics: SocketBrokerStatistics { state.withLock { $0.statistics } }
+
+    func updateStatistics(_ body: (inout SocketBrokerStatistics) -> Void) {
+        state.withLock { body(&$0.statistics) }
+    }
+
+    private func signal() {
+        var one: UInt8 = 1
+        _ = write(signalFD, &one, 1)   // EAGAIN means the pipe is full: the loop is being woken anyway
+    }
+}

@@ -1,0 +1,61 @@
+import Glibc
+import SystemCall
+
+/// Small blocking helpers on raw UNIX stream sockets for the fan-out benchmark's clients and MQTT
+/// publisher (the same code talks to our broker and to Mosquitto).
+enum BenchSocket {
+    static func connect(path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw BenchError("socket: errno \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw BenchError("\(path): path too long") }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+            raw[bytes.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw BenchError("connect \(path): errno \(code)")
+        }
+        return fd
+    }
+
+    /// Every socket here is blocking while it is written (the clients turn non-blocking only to
+    /// receive), so `SystemCall.writeAll` returns only when all is sent.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+        do {
+            _ = try bytes.withUnsafeBytes { raw in
+                Result { () throws(Errno) in try SystemCall.writeAll(raw) { send(fd, $0, $1, Int32(MSG_NOSIGNAL)) } }
+            }.get()
+        } catch {
+            throw BenchError("send: \(error)")
+        }
+    }
+
+    /// Reads until `done` says the bytes so far hold what we wait for (blocking, with a deadline).
+    static func readUntil(_ fd: Int32, seconds: Double, _ done: ([UInt8]) -> Bool) throws -> [UInt8] {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = SystemCall.monotonicNanoseconds() + UInt64(seconds * 1e9)
+        while !done(received) {
+            let now = SystemCall.monotonicNanoseconds()
+            guard now < deadline else { throw BenchError("no answer within \(seconds) s") }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&p, 1, Int32((deadline - now) / 1_000_000) + 1)
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { throw BenchError("connection closed") }
+            if n > 0 { received += buffer[0..<n] }
+        }
+        return received
+    }
+
+    static func setNonBlocking(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+}

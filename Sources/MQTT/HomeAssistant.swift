@@ -1,0 +1,185 @@
+import Config
+import NearbyProtocol
+/// Home Assistant MQTT discovery (docs/mqtt.md): the gateway is one device with a binary_sensor per
+/// `[[subscription]]` (on while a matching message is found), a sensor for the found count and one for
+/// the raised error states. Configs go to `<discovery_prefix>/<component>/<node>/<object>/config`
+/// (retained, sent after every connect); states to `<prefix>/ha/…` (retained, kept like the found set).
+struct HomeAssistant {
+    let settings: MQTTSettings
+    let subscriptions: [SubscriptionConfig]
+    let model: String
+    /// Found entries by the manager's retain key: the subscriptions (indices) each one matches, and
+    /// its latest smoothed RSSI and distance (from its found and signal events).
+    private var found: [String: (indices: [Int], rssi: Double?, distance: Double?)] = [:]
+    /// Per subscription, how many found entries match it (kept as entries come and go, so an event
+    /// costs a look at the subscriptions, not at the whole found set).
+    private var matching: [Int]
+    private var errors: Set<String> = []
+    private var published: [String: String] = [:]
+
+    init(settings: MQTTSettings, subscriptions: [SubscriptionConfig], model: String) {
+        self.settings = settings
+        self.subscriptions = subscriptions
+        self.model = model
+        self.matching = Array(repeating: 0, count: subscriptions.count)
+    }
+
+    /// The node id: the client id with what HA allows in a topic level and an id (`[a-zA-Z0-9_-]`).
+    var node: String {
+        String(settings.clientID.unicodeScalars.map { scalar -> Character in
+            scalar.properties.isASCIIHexDigit || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || scalar == "_" || scalar == "-"
+                ? Character(scalar) : "_"
+        })
+    }
+
+    func subscriptionStateTopic(_ index: Int) -> String { "ha/subscription/\(index + 1)" }
+
+    // MARK: discovery configs
+
+    var configs: [MQTTMessage] {
+        var messages: [MQTTMessage] = []
+        for (index, subscription) in subscriptions.enumerated() {
+            messages.append(config("binary_sensor", "subscription_\(index + 1)", name: "\(subscription.namespace)/\(subscription.type)",
+                                   state: subscriptionStateTopic(index), value: "{{ value_json.state }}") {
+                $0.add("payload_on", "ON")
+                $0.add("payload_off", "OFF")
+                $0.add("device_class", "presence")
+            })
+        }
+        messages.append(config("sensor", "found", name: "Found", state: "ha/found", value: "{{ value_json.found }}") {
+            $0.add("state_class", "measurement")
+            $0.add("icon", "mdi:radar")
+        })
+        messages.append(config("sensor", "errors", name: "Errors", state: "ha/errors", value: "{{ value_json.count }}") {
+            $0.add("entity_category", "diagnostic")
+            $0.add("icon", "mdi:alert-circle-outline")
+        })
+        // With commands on, background mode and permission are switches: HA sends the socket's SET
+        // line to `<prefix>/cmd` and reads the state from the bridged `$SYS` topic.
+        if settings.commands {
+            messages.append(config("switch", "background", name: "Background mode", state: "$SYS/background",
+                                   value: "{{ 'ON' if value_json.background else 'OFF' }}") {
+                $0.add("command_topic", "\(settings.prefix)/cmd")
+                $0.add("payload_on", "SET background on")
+                $0.add("payload_off", "SET background off")
+                $0.add("state_on", "ON")
+                $0.add("state_off", "OFF")
+                $0.add("entity_category", "config")
+            })
+            messages.append(config("switch", "permission", name: "Permission", state: "$SYS/permission",
+                                   value: "{{ 'ON' if value_json.permission == 'granted' else 'OFF' }}") {
+                $0.add("command_topic", "\(settings.prefix)/cmd")
+                $0.add("payload_on", "SET permission granted")
+                $0.add("payload_off", "SET permission denied")
+                $0.add("state_on", "ON")
+                $0.add("state_off", "OFF")
+                $0.add("entity_category", "config")
+            })
+        }
+        return messages
+    }
+
+    private func config(_ component: String, _ object: String, name: String, state: String, value: String,
+                        extra: (inout JSONObjectWriter) -> Void) -> MQTTMessage {
+        var device = JSONObjectWriter()
+        device.add("identifiers", rawJSON: "[\(JSONObjectWriter.quote("nearby_gateway_\(node)"))]")
+        device.add("name", "Nearby Gateway \(settings.clientID)")
+        device.add("manufacturer", "Nearby Gateway")
+        device.add("model", model)
+        var json = JSONObjectWriter()
+        json.add("name", name)
+        json.add("unique_id", "\(node)_\(object)")
+        json.add("object_id", "\(node)_\(object)")
+        json.add("state_topic", "\(settings.prefix)/\(state)")
+        json.add("value_template", value)
+        json.add("json_attributes_topic", "\(settings.prefix)/\(state)")
+        json.add("availability_topic", settings.availabilityTopic)
+        json.add("payload_available", "online")
+        json.add("payload_not_available", "offline")
+        extra(&json)
+        json.add("device", rawJSON: device.string)
+        return MQTTMessage(topic: "\(settings.discoveryPrefix)/\(component)/\(node)/\(object)/config", payload: json.string, retain: true)
+    }
+
+    // MARK: states
+
+    /// The states before any event: every subscription off, nothing found, no error.
+    mutating func initialStates() -> [BrokerEvent] { states() }
+
+    /// The state events (to the bridge only, retained under their topic) that `event` changes.
+    mutating func apply(_ event: BrokerEvent) -> [BrokerEvent] {
+        switch event.retain {
+        case .set(let key) where event.topic.hasPrefix("found/"):
+            guard found[key] == nil else { return states() }   // a refresh of an entry already counted
+            let signal = Self.signal(event.json)
+            let parts = event.topic.dropFirst("found/".count).split(separator: "/", maxSplits: 1)
+            let (namespace, type) = (String(parts.first ?? ""), parts.count > 1 ? String(parts[1]) : "")
+            // A beacon (its namespace is reserved: `ibeacon`, `eddystone`, `eddystone-url`) matches the
+            // subscriptions that include its family, as on the air.
+            let family: BeaconFilter? = switch namespace {
+            case "ibeacon": .iBeacon
+            case "eddystone": .eddystoneUID
+            case "eddystone-url": .eddystoneURL
+            default: nil
+            }
+            let indices = subscriptions.indices.filter {
+                if let family { return subscriptions[$0].include.contains(family) }
+                return subscriptions[$0].namespace == namespace && (subscriptions[$0].type == "*" || subscriptions[$0].type == type)
+            }
+            found[key] = (indices, signal.rssi, signal.distance)
+            for index in indices { matching[index] += 1 }
+        case .none where event.topic.hasPrefix("signal/"):
+            guard let key = event.entry, found[key] != nil else { return [] }
+            let signal = Self.signal(event.json)
+            found[key]?.rssi = signal.rssi
+            found[key]?.distance = signal.distance
+        case .clear(let key) where event.topic.hasPrefix("lost/"):
+            for index in found.removeValue(forKey: key)?.indices ?? [] { matching[index] -= 1 }
+        case .set where event.topic.hasPrefix("$SYS/error/"):
+            errors.insert(String(event.topic.dropFirst("$SYS/error/".count)))
+        case .clear where event.topic.hasPrefix("$SYS/error/"):
+            errors.remove(String(event.topic.dropFirst("$SYS/error/".count)))
+        default:
+            return []
+        }
+        return states()
+    }
+
+    /// `rssi_avg` and `distance_m` of one of the manager's event lines. Our own JSON: a member's
+    /// `,"name":` cannot occur inside a string (quotes there are escaped), so a search finds it.
+    static func signal(_ json: String) -> (rssi: Double?, distance: Double?) {
+        func number(_ name: String) -> Double? {
+            guard let start = json.firstRange(of: ",\"\(name)\":")?.upperBound else { return nil }
+            let end = json[start...].firstIndex { $0 == "," || $0 == "}" } ?? json.endIndex
+            return Double(json[start..<end])
+        }
+        return (number("rssi_avg"), number("distance_m"))
+    }
+
+    /// Every state whose JSON differs from the last one sent.
+    private mutating func states() -> [BrokerEvent] {
+        var events: [BrokerEvent] = []
+        func emit(_ topic: String, _ json: String) {
+            guard published[topic] != json else { return }
+            published[topic] = json
+            events.append(BrokerEvent(topic: topic, json: json, retain: .set(topic)))
+        }
+        for (index, subscription) in subscriptions.enumerated() {
+            let count = matching[index]
+            var json = JSONObjectWriter()
+            json.add("state", count > 0 ? "ON" : "OFF")
+            json.add("found", count)
+            json.add("namespace", subscription.namespace)
+            json.add("type", subscription.type)
+            // The nearest matching message: the strongest smoothed RSSI and the shortest distance.
+            let entries = found.values.filter { $0.indices.contains(index) }
+            json.add("rssi", entries.compactMap(\.rssi).max().map { Int($0.rounded()) })
+            json.add("distance_m", rawJSON: entries.compactMap(\.distance).min().map { "\(($0 * 10).rounded() / 10)" } ?? "null")
+            emit(subscriptionStateTopic(index), json.string)
+        }
+        emit("ha/found", "{\"found\":\(found.count)}")
+        let names = errors.sorted().map(JSONObjectWriter.quote).joined(separator: ",")
+        emit("ha/errors", "{\"count\":\(errors.count),\"errors\":[\(names)]}")
+        return events
+    }
+}

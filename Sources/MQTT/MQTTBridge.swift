@@ -1,0 +1,175 @@
+import Config
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NearbyProtocol
+import SystemCall
+import Synchronization
+
+/// Counters of the bridge, in `GET stats` under `mqtt`.
+public struct MQTTBridgeStatistics: Sendable, Equatable {
+    public var connected = false
+    public var queued = 0
+    /// Events dropped because the queue was full while the broker was unreachable.
+    public var dropped = 0
+    public var published = 0
+    public var connectAttempts = 0
+}
+
+/// The bridge to the house's MQTT broker (docs/mqtt.md). `publish` (the `EventSink`) may be called from
+/// any thread and never blocks; one dedicated thread owns the libmosquitto client, connects, reconnects
+/// with back-off and publishes. Connection changes come out of `changes`, for the manager's error state.
+public final class MQTTBridge: EventSink, Sendable {
+    /// Connection changes and commands, in the order they happened: a command of a connection
+    /// always comes before that connection's `disconnected`.
+    public enum Change: Sendable, Equatable {
+        /// Connection `n` (counted from 1) is up.
+        case connected(UInt64)
+        case disconnected(MQTTError)
+        /// A line received on `<prefix>/cmd` over connection `n` (only with `commands = true`).
+        case command([UInt8], connection: UInt64)
+    }
+
+    /// Socket client ids start at 1; MQTT connections' ids start here, so their publications never
+    /// mix with a socket client's.
+    package static let commandClientBase: UInt64 = 1 << 40
+
+    var commandTopic: String { "\(settings.prefix)/cmd" }
+    var replyTopic: String { "\(settings.prefix)/cmd/reply" }
+
+    package let settings: MQTTSettings
+    private let password: String?
+    private let logger: Logger
+    private let discovery: [MQTTMessage]
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private struct Shared {
+        var outbox: MQTTOutbox
+        /// nil with `discovery = false`.
+        var homeAssistant: HomeAssistant?
+        var statistics = MQTTBridgeStatistics()
+        var shutdown = false
+        /// A byte is in the wake pipe (or about to be): a burst of events costs one write and one wake-up.
+        var wakePending = false
+        var thread: DispatchSemaphore?
+    }
+    private let shared: Mutex<Shared>
+    public let changes: AsyncStream<Change>
+    private let changesContinuation: AsyncStream<Change>.Continuation
+
+    /// `password` is the configured one or the password file's content (read by the caller).
+    /// `subscriptions` and `model` (the board) describe the gateway to Home Assistant. Public for
+    /// `nearby-gateway-bench mqtt-bridge`, which drives this same bridge (tools/bench/mqtt.py).
+    public init(settings: MQTTSettings, password: String?, subscriptions: [SubscriptionConfig], model: String, logger: Logger) throws(MQTTError) {
+        // Loaded here, at start-up: a system without libmosquitto refuses `run` at once, naming it.
+        _ = try MosquittoLibrary.load(broker: settings.url)
+        self.settings = settings
+        self.password = password
+        self.logger = logger
+        var homeAssistant = settings.discovery ? HomeAssistant(settings: settings, subscriptions: subscriptions, model: model) : nil
+        var outbox = MQTTOutbox(prefix: settings.prefix, limit: settings.queue)
+        for state in homeAssistant?.initialStates() ?? [] { outbox.add(state) }
+        self.discovery = homeAssistant?.configs ?? []
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw MQTTError(broker: settings.url, call: "pipe", kind: .errno(errno)) }
+        for fd in ends { _ = fcntl(fd, F_SETFL, O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        (wakeRead, wakeWrite) = (ends[0], ends[1])
+        shared = Mutex(Shared(outbox: outbox, homeAssistant: homeAssistant))
+        (changes, changesContinuation) = AsyncStream<Change>.makeStream(bufferingPolicy: .bufferingNewest(256))
+    }
+
+    deinit {
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    public func publish(_ event: BrokerEvent) {
+        let wakeNow = shared.withLock { shared -> Bool in
+            shared.outbox.add(event)
+            for state in shared.homeAssistant?.apply(event) ?? [] { shared.outbox.add(state) }
+            defer { shared.wakePending = true }
+            return !shared.wakePending
+        }
+        if wakeNow { wake() }
+    }
+
+    /// The answer to a command, to `<prefix>/cmd/reply` (queued like an event).
+    package func reply(_ line: String) {
+        let wakeNow = shared.withLock { shared -> Bool in
+            shared.outbox.enqueue(MQTTMessage(topic: replyTopic, payload: line, retain: false))
+            defer { shared.wakePending = true }
+            return !shared.wakePending
+        }
+        if wakeNow { wake() }
+    }
+
+    public var statistics: MQTTBridgeStatistics {
+        shared.withLock { shared in
+            var statistics = shared.statistics
+            statistics.queued = shared.outbox.queued
+            statistics.dropped = shared.outbox.dropped
+            return statistics
+        }
+    }
+
+    /// Starts the bridge's thread; it connects at once and keeps trying until `stop`.
+    public func start() throws(MQTTError) {
+        let client = try MosquittoClient(broker: settings.url, clientID: settings.clientID, username: settings.username,
+                                         password: password, caFile: settings.caFile,
+                                         will: (settings.availabilityTopic, "offline"))
+        let finished = DispatchSemaphore(value: 0)
+        shared.withLock { $0.thread = finished }
+        nonisolated(unsafe) let owned = client   // handed to the thread, which alone uses it from here on
+        do throws(Errno) {
+            try OSThread.start(name: "mqtt") { [self] in
+                MQTTConnectionLoop(bridge: self, client: owned).run()
+                finished.signal()
+            }
+        } catch {
+            shared.withLock { $0.thread = nil }
+            throw MQTTError(broker: settings.url, call: "pthread_create", kind: .errno(error.rawValue))
+        }
+    }
+
+    /// Says `offline`, disconnects and waits for the thread to end, on a thread of its own.
+    package func stop() async {
+        await OwnThread.run("mqtt-stop") { self.shutdown() }
+    }
+
+    public func shutdown() {
+        let finished = shared.withLock { shared -> DispatchSemaphore? in
+            shared.shutdown = true
+            defer { shared.thread = nil }
+            return shared.thread
+        }
+        wake()
+        finished?.wait()
+        changesContinuation.finish()
+    }
+
+    // MARK: for the connection loop (on the bridge's thread)
+
+    var wakeFD: Int32 { wakeRead }
+    var discoveryMessages: [MQTTMessage] { discovery }
+    var log: Logger { logger }
+    var isShuttingDown: Bool { shared.withLock { $0.shutdown } }
+
+    func takeQueued() -> [MQTTMessage] { shared.withLock { $0.outbox.takeAll() } }
+    func retainedState() -> [MQTTMessage] { shared.withLock { $0.outbox.retainedState } }
+    func update(_ body: (inout MQTTBridgeStatistics) -> Void) { shared.withLock { body(&$0.statistics) } }
+    func report(_ change: Change) { changesContinuation.yield(change) }
+
+    /// Empties the wake pipe; events published from here on write to it again.
+    func drainWake() {
+        shared.withLock { $0.wakePending = false }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(wakeRead, &buffer, buffer.count) > 0 {}
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)   // a full pipe already means "wake up"
+    }
+}

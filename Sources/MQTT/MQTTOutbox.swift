@@ -1,0 +1,90 @@
+import NearbyProtocol
+/// One MQTT message as the bridge sends it.
+struct MQTTMessage: Sendable, Equatable {
+    var topic: String
+    var payload: String
+    var retain: Bool
+}
+
+/// What the bridge sends for the socket's events, decided without I/O (unit-tested): each event goes
+/// to `<prefix>/<topic>` with the same JSON; retained events are kept per the manager's key to be
+/// sent again after a reconnect; a bounded queue holds what the broker has not taken yet.
+struct MQTTOutbox {
+    let prefix: String
+    let limit: Int
+    private var queue: [MQTTMessage] = []
+    private var head = 0
+    /// Messages dropped (oldest first) because the queue was full.
+    private(set) var dropped = 0
+    /// By the manager's key: when first and last set (order of replay, and which one a topic shows).
+    private var retained: [String: (first: UInt64, last: UInt64, topic: String, json: String)] = [:]
+    private var nextSequence: UInt64 = 0
+
+    init(prefix: String, limit: Int) {
+        self.prefix = prefix
+        self.limit = limit
+    }
+
+    var queued: Int { queue.count - head }
+
+    mutating func add(_ event: BrokerEvent) {
+        for message in messages(for: event) { enqueue(message) }
+    }
+
+    /// Everything queued, oldest first; the queue is empty afterwards.
+    mutating func takeAll() -> [MQTTMessage] {
+        defer { queue.removeAll(keepingCapacity: true); head = 0 }
+        return Array(queue[head...])
+    }
+
+    /// The retained state now: per topic, the latest event kept for it (in the order first set).
+    var retainedState: [MQTTMessage] {
+        var latest: [String: (last: UInt64, json: String, first: UInt64)] = [:]
+        for entry in retained.values {
+            let current = latest[entry.topic]
+            let first = min(current?.first ?? entry.first, entry.first)
+            if let current, current.last > entry.last {
+                latest[entry.topic]!.first = first
+            } else {
+                latest[entry.topic] = (entry.last, entry.json, first)
+            }
+        }
+        return latest.sorted { $0.value.first < $1.value.first }.map { MQTTMessage(topic: topic($0.key), payload: $0.value.json, retain: true) }
+    }
+
+    mutating func enqueue(_ message: MQTTMessage) {
+        if queued >= limit {
+            head += 1
+            dropped += 1
+            if head > 1024, head * 2 > queue.count { queue.removeFirst(head); head = 0 }
+        }
+        queue.append(message)
+    }
+
+    private func topic(_ socketTopic: String) -> String { "\(prefix)/\(socketTopic)" }
+
+    private mutating func messages(for event: BrokerEvent) -> [MQTTMessage] {
+        switch event.retain {
+        case .none:
+            return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: false)]
+        case .set(let key):
+            retained[key] = (retained[key]?.first ?? nextSequence, nextSequence, event.topic, event.json)
+            nextSequence += 1
+            return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: true)]
+        case .clear(let key):
+            guard let removed = retained.removeValue(forKey: key) else {
+                return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: event.topic.hasPrefix("$SYS/"))]
+            }
+            if removed.topic == event.topic {
+                // `$SYS/error/…` cleared: the clearing event itself is the state now.
+                return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: true)]
+            }
+            // `lost/…` clears `found/…`: the broker keeps one message per topic, so the topic goes
+            // back to another message still found under it, or is emptied (an empty retained
+            // payload deletes it).
+            let other = retained.values.filter { $0.topic == removed.topic }.max { $0.last < $1.last }
+            return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: false),
+                    MQTTMessage(topic: topic(removed.topic), payload: other?.json ?? "", retain: true)]
+        }
+    }
+}
