@@ -25,9 +25,7 @@ extension EndToEnd {
             config.subscriptions = ["namespace = \"sig\"\ntype = \"*\"\nmediums = [\"ble\"]\nmode = \"scan\"\ninclude = [\"ibeacon\"]\nlost_after_s = 30"]
             config.extra = broker.mqttSection(prefix: "sig", clientID: "gw-sig")
             config.radioDevice = "h4:\(controller.path)"
-            let path = try config.write(as: "g.toml")
-            let gateway = try GatewayProcess.run(config: path)
-            try await gateway.waitForLog("listening", timeout: .seconds(15))
+            let gateway = try await config.start()
             let client = try SocketClient(path: config.socketPath)
             _ = try await client.request("SUB found/ibeacon/#")
             _ = try await client.request("SUB signal/ibeacon/#")
@@ -55,7 +53,8 @@ extension EndToEnd {
             let settled = try await client.waitForLine(after: mark, timeout: .seconds(30), what: "a signal event below -66") {
                 $0.hasPrefix("signal/\(Self.topic) ") && ($0.eventJSON["rssi_avg"] as? Double ?? 0) < -66
             }.eventJSON
-            #expect((settled["distance_m"] as? Double ?? 0) > 2, "\(settled)")
+            // Below -66 dBm the model (0.44 m at -50) gives at least 1.9 m; the value itself may be -66.1.
+            #expect((settled["distance_m"] as? Double ?? 0) > 1.8, "\(settled)")
             try await sub.waitForMessage("1 sig/ha/subscription/1 {\"state\":\"ON\",\"found\":1,\"namespace\":\"sig\",\"type\":\"*\",\"rssi\":-6",
                                          timeout: .seconds(10))
             let listed = try await client.requestFound()
