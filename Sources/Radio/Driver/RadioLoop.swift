@@ -180,12 +180,7 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
     /// Stops the loop once the work queued so far has run, and waits for its thread, unless called
     /// on that thread (it then ends after the current turn).
     func shutdown() {
-        let thread = state.withLock { state in
-            state.stopping = true
-            defer { state.thread = nil }
-            return state.thread
-        }
-        guard let thread else { return }
+        guard let thread = stop() else { return }
         if isCurrent {
             thread.detach()
         } else {
@@ -198,14 +193,18 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
     /// ends by itself (holding the loop until then). For a deinit, which must never block: it may run
     /// on Swift's cooperative pool.
     func finish() {
-        let thread = state.withLock { state in
+        guard let thread = stop() else { return }
+        thread.detach()
+        if !isCurrent { wake() }
+    }
+
+    /// Marks the loop stopping and hands over its thread to end (nil: none, or already handed over).
+    private func stop() -> OSThread.Joinable? {
+        state.withLock { state in
             state.stopping = true
             defer { state.thread = nil }
             return state.thread
         }
-        guard let thread else { return }
-        thread.detach()
-        if !isCurrent { wake() }
     }
 
     // MARK: internals
