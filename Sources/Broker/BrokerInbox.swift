@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NearbyProtocol
 import Synchronization
+import SystemCall
 
 /// What other threads hand to the broker's loop: events from the manager, replies from handler
 /// tasks, shutdown. A non-blocking pipe wakes the loop's poll(2) (eventfd is not visible to Swift's
@@ -29,25 +30,17 @@ final class BrokerInbox: Sendable {
         var cancelledProbes: Set<Int> = []
     }
 
+    private let wakePipe: WakePipe
     /// The loop polls this end.
-    let wakeFD: Int32
-    private let signalFD: Int32
+    var wakeFD: Int32 { wakePipe.fd }
     private let state = Mutex(State())
 
     init(path: String) throws(SocketBrokerError) {
-        var ends: [Int32] = [0, 0]
-        try Posix.call("pipe", path: path) { pipe(&ends) }
-        for fd in ends {
-            try Posix.call("fcntl", path: path) { fcntl(fd, F_SETFL, O_NONBLOCK) }
-            try Posix.call("fcntl", path: path) { fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        do throws(Errno) {
+            wakePipe = try WakePipe()
+        } catch {
+            throw SocketBrokerError(path: path, kind: .system(call: "pipe", errno: error))
         }
-        wakeFD = ends[0]
-        signalFD = ends[1]
-    }
-
-    deinit {
-        close(wakeFD)
-        close(signalFD)
     }
 
     /// Beyond this many unprocessed items, events that are not retained are dropped (and counted):
@@ -91,8 +84,7 @@ final class BrokerInbox: Sendable {
     /// Everything posted since the last call, and whether shutdown was asked. Taking the inbox is
     /// the loop's proof of life: every waiting `probe` is answered.
     func take() -> (items: [Item], shutdown: Bool) {
-        var drain = [UInt8](repeating: 0, count: 64)
-        while read(wakeFD, &drain, drain.count) > 0 {}
+        wakePipe.drain()
         let (taken, probes) = state.withLock { state in
             state.wakePending = false
             defer { state.items = []; state.probes = [:] }
@@ -140,8 +132,5 @@ final class BrokerInbox: Sendable {
         state.withLock { body(&$0.statistics) }
     }
 
-    private func signal() {
-        var one: UInt8 = 1
-        _ = write(signalFD, &one, 1)   // EAGAIN means the pipe is full: the loop is being woken anyway
-    }
+    private func signal() { wakePipe.wake() }
 }

@@ -16,7 +16,7 @@ enum Posix {
         do {
             return try SystemCall.retrying(body)
         } catch {
-            throw SocketBrokerError(path: path, kind: .system(call: name, errno: error.rawValue))
+            throw SocketBrokerError(path: path, kind: .system(call: name, errno: error))
         }
     }
 
@@ -25,43 +25,7 @@ enum Posix {
         do {
             return try SystemCall.nonBlocking(body)
         } catch {
-            throw SocketBrokerError(path: path, kind: .system(call: name, errno: error.rawValue))
-        }
-    }
-
-    static func errorText(_ code: Int32) -> String {
-        String(cString: strerror(code))
-    }
-
-    /// `sockaddr_un` for `path`, or nil when the path does not fit `sun_path` (with its NUL).
-    static func unixAddress(_ path: String) -> sockaddr_un? {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard !bytes.isEmpty, bytes.count < capacity, !bytes.contains(0) else { return nil }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        return address
-    }
-
-    static func connect(_ fd: Int32, _ address: sockaddr_un) -> Int32 {
-        var address = address
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-    }
-
-    static func bind(_ fd: Int32, _ address: sockaddr_un) -> Int32 {
-        var address = address
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
+            throw SocketBrokerError(path: path, kind: .system(call: name, errno: error))
         }
     }
 
@@ -98,7 +62,7 @@ enum Posix {
 /// its errno, or a named condition.
 public struct SocketBrokerError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Kind: Equatable, Sendable {
-        case system(call: String, errno: Int32)
+        case system(call: String, errno: Errno)
         /// Another gateway answers on the path.
         case alreadyRunning
         /// The path is a symbolic link; the broker never follows one.
@@ -119,15 +83,16 @@ public struct SocketBrokerError: Error, Equatable, Sendable, CustomStringConvert
         self.kind = kind
     }
 
+    /// The errno value of a failed call, for `$SYS/error`'s `errno` member and comparisons.
     public var errno: Int32? {
-        if case .system(_, let code) = kind { return code }
+        if case .system(_, let code) = kind { return code.rawValue }
         return nil
     }
 
     public var description: String {
         switch kind {
         case .system(let call, let code):
-            "socket \(path): \(call) failed: \(Posix.errorText(code)) (errno \(code))"
+            "socket \(path): \(call) failed: \(code)"
         case .alreadyRunning:
             "socket \(path): another gateway is running and answers on it; stop it or choose another socket.path"
         case .symbolicLink:

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import Logging
 import NearbyProtocol
@@ -12,7 +11,7 @@ public final class SocketBroker: Sendable {
     public let configuration: SocketBrokerConfiguration
     private let logger: Logger
     private let inbox: BrokerInbox
-    private enum Phase { case idle, bound(SocketListener.Listening), running(DispatchSemaphore), stopped }
+    private enum Phase { case idle, bound(SocketListener.Listening), running(OSThread.Joinable), stopped }
     private let phase = Mutex(Phase.idle)
 
     public init(configuration: SocketBrokerConfiguration, logger: Logger) throws(SocketBrokerError) {
@@ -37,17 +36,14 @@ public final class SocketBroker: Sendable {
         try phase.withLock { (phase) throws(SocketBrokerError) in
             if case .idle = phase { phase = .bound(try SocketListener.open(configuration, logger: logger)) }
             guard case .bound(let listening) = phase else { throw SocketBrokerError(path: configuration.path, kind: .alreadyStarted) }
-            let finished = DispatchSemaphore(value: 0)
             let (configuration, inbox, logger) = (configuration, inbox, logger)
             do throws(Errno) {
-                try OSThread.start(name: "socket-broker") {
+                phase = .running(try OSThread.spawn(name: "socket-broker") {
                     BrokerLoop(configuration: configuration, listening: listening, inbox: inbox, handler: handler, logger: logger).run()
-                    finished.signal()
-                }
+                })
             } catch {
-                throw SocketBrokerError(path: configuration.path, kind: .system(call: "pthread_create", errno: error.rawValue))
+                throw SocketBrokerError(path: configuration.path, kind: .system(call: "pthread_create", errno: error))
             }
-            phase = .running(finished)
         }
     }
 
@@ -78,10 +74,10 @@ public final class SocketBroker: Sendable {
     /// thread has ended (blocking: from an actor or task use `stop`). Safe to call more than once,
     /// and before `start`.
     public func shutdown() {
-        let finished: DispatchSemaphore? = phase.withLock { phase in
+        let thread: OSThread.Joinable? = phase.withLock { phase in
             defer { phase = .stopped }
             switch phase {
-            case .running(let finished): return finished
+            case .running(let thread): return thread
             case .bound(let listening):
                 // Bound but never served (a later part failed to start): no loop to end, just the socket.
                 close(listening.fd)
@@ -90,8 +86,8 @@ public final class SocketBroker: Sendable {
             case .idle, .stopped: return nil
             }
         }
-        guard let finished else { return }
+        guard let thread else { return }
         inbox.requestShutdown()
-        finished.wait()
+        thread.join()
     }
 }

@@ -15,11 +15,15 @@ public final class SocketLineClient: Sendable {
     /// Connects; the error names the path and says what ENOENT, ECONNREFUSED and EACCES mean here.
     public init(path: String) throws(SocketClientError) {
         self.path = path
-        guard let address = Posix.unixAddress(path) else { throw SocketClientError(path: path, call: "connect", errno: ENAMETOOLONG) }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SocketClientError(path: path, call: "socket", errno: errno) }
+        guard let address = try? UnixAddress(path: path) else { throw SocketClientError(path: path, call: "connect", errno: ENAMETOOLONG) }
+        let fd: Int32
         do throws(Errno) {
-            try SystemCall.retrying { Posix.connect(fd, address) }
+            fd = try SystemCall.retrying { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        } catch {
+            throw SocketClientError(path: path, call: "socket", errno: error.rawValue)
+        }
+        do throws(Errno) {
+            try SystemCall.retrying { address.connect(fd) }
         } catch {
             Glibc.close(fd)
             throw SocketClientError(path: path, call: "connect", errno: error.rawValue)
@@ -100,7 +104,7 @@ public struct SocketClientError: Error, Equatable, Sendable, CustomStringConvert
         case ECONNREFUSED: "nothing listens on \(path) (\(call): ECONNREFUSED): the gateway is not running"
         case EACCES: "permission denied on \(path) (\(call): EACCES): join the socket's group or run as its owner"
         case ENAMETOOLONG: "socket path \(path) is too long for a UNIX socket address (\(call): ENAMETOOLONG)"
-        default: "\(call) on \(path) failed: \(Posix.errorText(errno)) (errno \(errno))"
+        default: "\(call) on \(path) failed: \(Errno(rawValue: errno))"
         }
     }
 }

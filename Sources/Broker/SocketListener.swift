@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import SystemCall
 
 /// Creates the listening socket at the configured path: parent folder, stale-file replacement, mode
 /// and group. Pure set-up; the broker's loop owns the descriptor afterwards.
@@ -14,13 +15,13 @@ enum SocketListener {
 
     static func open(_ configuration: SocketBrokerConfiguration, logger: Logger) throws(SocketBrokerError) -> Listening {
         let path = configuration.path
-        guard let address = Posix.unixAddress(path) else { throw SocketBrokerError(path: path, kind: .pathTooLong) }
+        guard let address = try? UnixAddress(path: path) else { throw SocketBrokerError(path: path, kind: .pathTooLong) }
         try createParent(of: path)
         try removeStale(path, address: address, logger: logger)
         let fd = try Posix.call("socket", path: path) { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         do throws(SocketBrokerError) {
             do throws(SocketBrokerError) {
-                try Posix.call("bind", path: path) { Posix.bind(fd, address) }
+                try Posix.call("bind", path: path) { address.bind(fd) }
             } catch where error.errno == EADDRINUSE {
                 // Another process bound it between our check and our bind.
                 throw SocketBrokerError(path: path, kind: .alreadyRunning)
@@ -61,20 +62,24 @@ enum SocketListener {
         if path.hasPrefix("/") { components = components.dropFirst() }
         for component in components where !component.isEmpty {
             current += "/" + component
-            if mkdir(current, 0o755) == -1, errno != EEXIST {
-                throw SocketBrokerError(path: path, kind: .system(call: "mkdir \(current)", errno: errno))
-            }
+            do throws(Errno) {
+                try SystemCall.retrying { mkdir(current, 0o755) }
+            } catch where error != .exists {
+                throw SocketBrokerError(path: path, kind: .system(call: "mkdir \(current)", errno: error))
+            } catch {}
         }
     }
 
     /// A socket file left by a crashed gateway refuses connections: replace it. One that answers
     /// belongs to a running gateway: refuse to start.
-    private static func removeStale(_ path: String, address: sockaddr_un, logger: Logger) throws(SocketBrokerError) {
+    private static func removeStale(_ path: String, address: UnixAddress, logger: Logger) throws(SocketBrokerError) {
         var info = stat()
-        if lstat(path, &info) == -1 {
-            let code = errno
-            if code == ENOENT { return }
-            throw SocketBrokerError(path: path, kind: .system(call: "lstat", errno: code))
+        do throws(Errno) {
+            try SystemCall.retrying { lstat(path, &info) }
+        } catch where error.rawValue == ENOENT {
+            return
+        } catch {
+            throw SocketBrokerError(path: path, kind: .system(call: "lstat", errno: error))
         }
         switch info.st_mode & S_IFMT {
         case S_IFLNK: throw SocketBrokerError(path: path, kind: .symbolicLink)
@@ -83,9 +88,11 @@ enum SocketListener {
         }
         let probe = try Posix.call("socket", path: path) { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         defer { close(probe) }
-        if Posix.connect(probe, address) == 0 { throw SocketBrokerError(path: path, kind: .alreadyRunning) }
-        let code = errno
-        guard code == ECONNREFUSED else { throw SocketBrokerError(path: path, kind: .system(call: "connect", errno: code)) }
+        switch Result(catching: { () throws(Errno) in try SystemCall.retrying { address.connect(probe) } }) {
+        case .success: throw SocketBrokerError(path: path, kind: .alreadyRunning)
+        case .failure(let error) where error.rawValue == ECONNREFUSED: break
+        case .failure(let error): throw SocketBrokerError(path: path, kind: .system(call: "connect", errno: error))
+        }
         logger.notice("replacing a stale socket file left by a gateway that is gone", metadata: ["path": "\(path)"])
         try Posix.call("unlink", path: path) { unlink(path) }
     }
@@ -95,7 +102,7 @@ enum SocketListener {
         var result: UnsafeMutablePointer<group>?
         var buffer = [CChar](repeating: 0, count: 16 * 1024)
         let code = getgrnam_r(name, &group, &buffer, buffer.count, &result)
-        if code != 0 { throw SocketBrokerError(path: path, kind: .system(call: "getgrnam_r \(name)", errno: code)) }
+        if code != 0 { throw SocketBrokerError(path: path, kind: .system(call: "getgrnam_r \(name)", errno: Errno(rawValue: code))) }
         guard result != nil else {
             if let numeric = gid_t(name) { return numeric }
             throw SocketBrokerError(path: path, kind: .unknownGroup(name))

@@ -5,23 +5,19 @@ import SystemCall
 /// publisher (the same code talks to our broker and to Mosquitto).
 enum BenchSocket {
     static func connect(path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw BenchError("\(path): path too long") }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-            raw[bytes.count] = 0
+        let address: UnixAddress
+        do throws(UnixAddress.Problem) { address = try UnixAddress(path: path) } catch { throw BenchError("\(path): \(error)") }
+        let fd: Int32
+        do throws(Errno) {
+            fd = try SystemCall.retrying { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        } catch {
+            throw BenchError("socket: \(error)")
         }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard result == 0 else {
-            let code = errno
+        do throws(Errno) {
+            try SystemCall.retrying { address.connect(fd) }
+        } catch {
             close(fd)
-            throw BenchError("connect \(path): errno \(code)")
+            throw BenchError("connect \(path): \(error)")
         }
         return fd
     }

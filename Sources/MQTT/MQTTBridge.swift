@@ -1,5 +1,4 @@
 import Config
-import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,8 +42,7 @@ public final class MQTTBridge: EventSink, Sendable {
     private let password: String?
     private let logger: Logger
     private let discovery: [MQTTMessage]
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let wakePipe: WakePipe
     private struct Shared {
         var outbox: MQTTOutbox
         /// nil with `discovery = false`.
@@ -53,7 +51,7 @@ public final class MQTTBridge: EventSink, Sendable {
         var shutdown = false
         /// A byte is in the wake pipe (or about to be): a burst of events costs one write and one wake-up.
         var wakePending = false
-        var thread: DispatchSemaphore?
+        var thread: OSThread.Joinable?
     }
     private let shared: Mutex<Shared>
     public let changes: AsyncStream<Change>
@@ -72,17 +70,13 @@ public final class MQTTBridge: EventSink, Sendable {
         var outbox = MQTTOutbox(prefix: settings.prefix, limit: settings.queue)
         for state in homeAssistant?.initialStates() ?? [] { outbox.add(state) }
         self.discovery = homeAssistant?.configs ?? []
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw MQTTError(broker: settings.url, call: "pipe", kind: .errno(errno)) }
-        for fd in ends { _ = fcntl(fd, F_SETFL, O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        (wakeRead, wakeWrite) = (ends[0], ends[1])
+        do throws(Errno) {
+            wakePipe = try WakePipe()
+        } catch {
+            throw MQTTError(broker: settings.url, call: "pipe", kind: .errno(error.rawValue))
+        }
         shared = Mutex(Shared(outbox: outbox, homeAssistant: homeAssistant))
         (changes, changesContinuation) = AsyncStream<Change>.makeStream(bufferingPolicy: .bufferingNewest(256))
-    }
-
-    deinit {
-        close(wakeRead)
-        close(wakeWrite)
     }
 
     public func publish(_ event: BrokerEvent) {
@@ -119,16 +113,15 @@ public final class MQTTBridge: EventSink, Sendable {
         let client = try MosquittoClient(broker: settings.url, clientID: settings.clientID, username: settings.username,
                                          password: password, caFile: settings.caFile,
                                          will: (settings.availabilityTopic, "offline"))
-        let finished = DispatchSemaphore(value: 0)
-        shared.withLock { $0.thread = finished }
         nonisolated(unsafe) let owned = client   // handed to the thread, which alone uses it from here on
         do throws(Errno) {
-            try OSThread.start(name: "mqtt") { [self] in
-                MQTTConnectionLoop(bridge: self, client: owned).run()
-                finished.signal()
+            // Spawned under the lock: a `shutdown` racing with the start finds the thread to join.
+            try shared.withLock { (shared) throws(Errno) in
+                shared.thread = try OSThread.spawn(name: "mqtt") { [self] in
+                    MQTTConnectionLoop(bridge: self, client: owned).run()
+                }
             }
         } catch {
-            shared.withLock { $0.thread = nil }
             throw MQTTError(broker: settings.url, call: "pthread_create", kind: .errno(error.rawValue))
         }
     }
@@ -139,19 +132,19 @@ public final class MQTTBridge: EventSink, Sendable {
     }
 
     public func shutdown() {
-        let finished = shared.withLock { shared -> DispatchSemaphore? in
+        let thread = shared.withLock { shared -> OSThread.Joinable? in
             shared.shutdown = true
             defer { shared.thread = nil }
             return shared.thread
         }
         wake()
-        finished?.wait()
+        thread?.join()
         changesContinuation.finish()
     }
 
     // MARK: for the connection loop (on the bridge's thread)
 
-    var wakeFD: Int32 { wakeRead }
+    var wakeFD: Int32 { wakePipe.fd }
     var discoveryMessages: [MQTTMessage] { discovery }
     var log: Logger { logger }
     var isShuttingDown: Bool { shared.withLock { $0.shutdown } }
@@ -168,14 +161,10 @@ public final class MQTTBridge: EventSink, Sendable {
     /// later event waited for the poll's 1 s timeout (issue 31: found events reached the broker
     /// 1,005 ms late). `afterReading` lets a test publish at exactly that point.
     func drainWake(afterReading: () -> Void = {}) {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while read(wakeRead, &buffer, buffer.count) > 0 {}
+        wakePipe.drain()
         afterReading()
         shared.withLock { $0.wakePending = false }
     }
 
-    private func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)   // a full pipe already means "wake up"
-    }
+    private func wake() { wakePipe.wake() }
 }

@@ -76,7 +76,14 @@ final class MQTTConnectionLoop {
         }
         // Down: until the next attempt. Up: at least once a second for keep-alive (`loopMisc`).
         let timeout = link == .down ? Int32(clamping: (nextAttempt &- min(nextAttempt, SystemCall.monotonicNanoseconds())) / 1_000_000) : 1000
-        _ = poll(&fds, nfds_t(fds.count), max(timeout, 0))
+        do throws(Errno) {
+            try SystemCall.retrying { poll(&fds, nfds_t(fds.count), max(timeout, 0)) }
+        } catch {
+            // ENOMEM (two descriptors cannot be EINVAL): said, and the loop waits out the timeout the
+            // poll would have waited, so a failing poll never spins this thread.
+            logger.error("mqtt: poll failed: \(error)", metadata: ["broker": "\(settings.url)"])
+            usleep(UInt32(clamping: Int(max(timeout, 0)) * 1000))
+        }
     }
 
     private func service() {

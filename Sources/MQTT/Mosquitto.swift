@@ -2,6 +2,7 @@ import CMosquitto
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCall
 
 /// What went wrong talking to the MQTT broker: the broker, the libmosquitto call, and libmosquitto's
 /// error, the errno behind it, or the broker's CONNACK refusal.
@@ -24,7 +25,7 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch kind {
         case .library(let code, let text): "MQTT broker \(broker): \(call) failed: \(text) (MOSQ_ERR \(code))"
-        case .errno(let code): "MQTT broker \(broker): \(call) failed: \(String(cString: strerror(code))) (errno \(code))"
+        case .errno(let code): "MQTT broker \(broker): \(call) failed: \(Errno(rawValue: code))"
         case .refused(let code, let text): "MQTT broker \(broker) refused the connection: \(text) (CONNACK \(code))"
         case .setup(let text): "MQTT broker \(broker): \(text)"
         }

@@ -70,7 +70,7 @@ public actor Radio {
     }
 
     deinit {
-        loop.shutdown()
+        loop.finish()   // no join here: a deinit may run on Swift's pool
     }
 
     /// Input dropped so far (garbage bytes, malformed events and adverts, overflow).

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCall
 
 /// Everything that can go wrong with a radio, named after the device and what failed.
 ///
@@ -47,7 +48,7 @@ public struct RadioError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func system(_ operation: String, device: String, errno code: Int32) -> RadioError {
         RadioError(
             kind: Kind(errno: code), device: device, operation: operation, errno: code,
-            message: "\(String(cString: strerror(code))) (errno \(code))")
+            message: "\(Errno(rawValue: code))")
     }
 
     public var description: String {

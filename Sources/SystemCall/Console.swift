@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import SystemCall
 
 /// Unbuffered writes to stdout and stderr with write(2) (what Foundation's `FileHandle` did, without
 /// linking Foundation: docs/footprint.md). A closed reader (EPIPE) costs the text, never the process.

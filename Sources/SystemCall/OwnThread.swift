@@ -1,4 +1,3 @@
-import SystemCall
 
 /// Blocking work (fsync on an SD card, waiting for a thread to end) on a thread of its own, awaited
 /// by the caller. Swift's cooperative pool has one thread per core (two here, four on a Pi): one of

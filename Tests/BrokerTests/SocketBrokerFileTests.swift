@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 @testable import Broker
+import SystemCall
 
 @Suite struct SocketBrokerFileTests {
     static func broker(_ path: String, mode: UInt32 = 0o660) throws -> SocketBroker {
@@ -30,7 +31,7 @@ import Testing
         let path = folder + "/gateway.sock"
         // What a crashed gateway leaves: a socket file nobody listens on.
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(Posix.bind(fd, try #require(Posix.unixAddress(path))) == 0)
+        #expect(try UnixAddress(path: path).bind(fd) == 0)
         close(fd)
         let broker = try Self.broker(path)
         try broker.start(handler: FakeBrokerHandler())
@@ -92,7 +93,7 @@ import Testing
         }
         let stale = folder + "/stale.sock"
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        _ = Posix.bind(fd, try #require(Posix.unixAddress(stale)))
+        _ = try UnixAddress(path: stale).bind(fd)
         close(fd)
         #expect { try SocketLineClient(path: stale) } throws: { error in
             (error as? SocketClientError)?.description.contains("ECONNREFUSED") == true

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import FoundationEssentials
+import SystemCall
 
 /// `sd_notify(3)` without libsystemd: one datagram to `$NOTIFY_SOCKET` (a path, or `@name` for the
 /// abstract namespace). Does nothing when not started by systemd.
@@ -26,23 +27,12 @@ struct SystemdNotifier: Sendable {
     func reloading() { send("RELOADING=1") }
 
     private func send(_ message: String) {
-        guard let socketPath else { return }
+        // `@name` is the abstract namespace; a path that is no socket address is not notified.
+        guard let socketPath, let address = try? UnixAddress(path: socketPath, abstract: true) else { return }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return }
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var path = Array(socketPath.utf8)
-        if path.first == UInt8(ascii: "@") { path[0] = 0 }   // abstract socket
-        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else { return }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path) }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + path.count)
-        _ = message.withCString { text in
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, text, strlen(text), Int32(MSG_NOSIGNAL), $0, length)
-                }
-            }
-        }
+        var text = message
+        _ = text.withUTF8 { address.send(fd, UnsafeRawBufferPointer($0), flags: Int32(MSG_NOSIGNAL)) }
     }
 }

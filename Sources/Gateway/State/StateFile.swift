@@ -64,7 +64,7 @@ public struct StateFile: Sendable {
             bytes = try readAll()
         } catch {
             if error.errno == ENOENT { return (defaults, nil) }
-            return (defaults, StateFileProblem(path: path, reason: "\(error.operation) failed: \(String(cString: strerror(error.errno))) (errno \(error.errno))", movedTo: nil))
+            return (defaults, StateFileProblem(path: path, reason: "\(error.operation) failed: \(Errno(rawValue: error.errno))", movedTo: nil))
         }
         switch Self.decode(bytes, defaults: defaults) {
         case .success(let state):

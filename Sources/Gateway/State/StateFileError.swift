@@ -19,7 +19,7 @@ public struct StateFileError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     public var description: String {
-        "\(path): \(operation) failed: \(String(cString: strerror(errno))) (errno \(errno))"
+        "\(path): \(operation) failed: \(Errno(rawValue: errno))"
     }
 }
 

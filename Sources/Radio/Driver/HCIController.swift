@@ -63,7 +63,7 @@ actor HCIController {
     }
 
     deinit {
-        if ownsLoop { loop.shutdown() }
+        if ownsLoop { loop.finish() }   // no join here: a deinit may run on Swift's pool
     }
 
     /// Pumps packets until the transport ends; throws its cause (returns if it was closed by us or

@@ -63,8 +63,10 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
         var draining = false
     }
     private let state = Mutex(State())
-    /// The wake-up pipe's ends (-1 without a thread).
-    private let wakeRead: Int32, wakeWrite: Int32
+    /// The wake-up pipe (nil without a thread); its descriptors close with the loop.
+    private let wakePipe: WakePipe?
+    /// The end of `wakePipe` the loop polls (-1 without one).
+    private let wakeFD: Int32
     /// pthread_self() of whoever runs work right now (the loop thread), 0 when nobody does.
     private let runner = Atomic<UInt>(0)
     /// Called on the thread just before it polls, its queue found empty (tests wait for it).
@@ -72,13 +74,16 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
 
     /// `wakePipe` opens the wake-up pipe: pipe(2), unless a test makes it fail.
     init(name: String, willPoll: (@Sendable () -> Void)? = nil,
-         wakePipe: () throws(Errno) -> (read: Int32, write: Int32) = RadioLoop.openWakePipe) {
+         wakePipe: () throws(Errno) -> WakePipe = { () throws(Errno) in try WakePipe() }) {
         self.name = name
         self.willPoll = willPoll
         do throws(Errno) {
-            (wakeRead, wakeWrite) = try wakePipe()
+            let pipe = try wakePipe()
+            wakeFD = pipe.fd
+            self.wakePipe = consume pipe
         } catch {
-            (wakeRead, wakeWrite) = (-1, -1)
+            self.wakePipe = nil
+            wakeFD = -1
             runWithoutThread(because: StartFailure(call: "pipe", errno: error))
             return
         }
@@ -91,24 +96,6 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
         }
     }
 
-    /// pipe(2), both ends close-on-exec and non-blocking (a full pipe already wakes; the loop drains
-    /// without blocking).
-    static func openWakePipe() throws(Errno) -> (read: Int32, write: Int32) {
-        var ends: [Int32] = [-1, -1]
-        try SystemCall.retrying { pipe(&ends) }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, O_NONBLOCK)
-        }
-        return (ends[0], ends[1])
-    }
-
-    deinit {
-        if wakeRead >= 0 {
-            close(wakeRead)
-            close(wakeWrite)
-        }
-    }
 
     /// Whether the caller runs on the loop (its thread, or whoever drains it without one).
     var isCurrent: Bool { runner.load(ordering: .acquiring) == UInt(pthread_self()) }
@@ -186,28 +173,37 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
     }
 
     /// Makes the loop ask its watch for its interest again (a closing transport, bytes to write).
-    func wake() {
-        guard wakeWrite >= 0 else { return }
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
-    }
+    func wake() { wakePipe?.wake() }
 
     // MARK: lifetime
 
     /// Stops the loop once the work queued so far has run, and waits for its thread, unless called
     /// on that thread (it then ends after the current turn).
     func shutdown() {
-        let thread = state.withLock { state in
-            state.stopping = true
-            defer { state.thread = nil }
-            return state.thread
-        }
-        guard let thread else { return }
+        guard let thread = stop() else { return }
         if isCurrent {
             thread.detach()
         } else {
             wake()
             thread.join()
+        }
+    }
+
+    /// Stops the loop once the work queued so far has run, without waiting for its thread, which
+    /// ends by itself (holding the loop until then). For a deinit, which must never block: it may run
+    /// on Swift's cooperative pool.
+    func finish() {
+        guard let thread = stop() else { return }
+        thread.detach()
+        if !isCurrent { wake() }
+    }
+
+    /// Marks the loop stopping and hands over its thread to end (nil: none, or already handed over).
+    private func stop() -> OSThread.Joinable? {
+        state.withLock { state in
+            state.stopping = true
+            defer { state.thread = nil }
+            return state.thread
         }
     }
 
@@ -250,7 +246,6 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
         // Kept across turns (capacity and all), so a wake-up allocates nothing.
         var fds: [pollfd] = []
         var interests: [(fd: Int32, events: Int16)?] = []
-        var drain = [UInt8](repeating: 0, count: 64)
         while true {
             let (work, due, watches, timeout, stopping) = state.withLock { state in
                 let work = state.work
@@ -275,7 +270,7 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
                 continue
             }
             fds.removeAll(keepingCapacity: true)
-            fds.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+            fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
             for interest in interests { fds.append(pollfd(fd: interest!.fd, events: interest!.events, revents: 0)) }
             willPoll?()
             do throws(Errno) {
@@ -284,9 +279,7 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
                 for watch in watches { watch.pollFailed(error) }
                 continue
             }
-            if fds[0].revents != 0 {
-                while read(wakeRead, &drain, drain.count) > 0 {}
-            }
+            if fds[0].revents != 0 { wakePipe?.drain() }
             for (watch, polled) in zip(watches, fds.dropFirst()) where polled.revents != 0 { watch.ready(polled.revents) }
         }
         runner.store(0, ordering: .releasing)
