@@ -43,7 +43,9 @@ import Testing
     @Test func pcm16ClipsInsteadOfWrapping() throws {
         try WAVFile.write([2, -2, .nan], format: .pcm16, to: path("clip.wav"))
         let s = try WAVFile.read(path: path("clip.wav")).samples
-        #expect(s == [32767.0 / 32768, -1, 0])
+        // Typed: Swift 6.2.3 (Debian's, the arm64 cross-build) cannot infer [Float] inside #expect.
+        let expected: [Float] = [32767.0 / 32768, -1, 0]
+        #expect(s == expected)
     }
 
     @Test func stereoIsMixedToMono() throws {
