@@ -20,6 +20,8 @@ done
 plan+=(final)
 log "power cuts: ${#plan[@]} boots, $((${#plan[@]} - 1)) cuts: $n_first during the first start, $n_toggle while toggling, $n_upgrade during apt-get upgrade"
 campaign=$SECONDS
+# The six steps' driver log, before their root goes.
+[ ! -f "$root.upper/root/systest/log" ] || cp "$root.upper/root/systest/log" "$cache/steps-driver.log"
 prepare_root
 # The repository as the owner has it once the newer build is published: both versions, so each upgrade
 # cut can start from the older one.
