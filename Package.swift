@@ -99,7 +99,7 @@ let package = Package(
         // What the tests and the fuzz seeds would otherwise each copy: a private btvirt, waiting with a
         // deadline, hex test vectors, HCI advertising-report packets, the config and frame fixtures. Never
         // linked into the product.
-        .target(name: "TestSupport", dependencies: ["NearbyProtocol", "Config"]),
+        .target(name: "TestSupport", dependencies: ["NearbyProtocol", "Config", "SystemCall"]),
 
         // Fuzz targets of every parser that takes outside bytes: libFuzzer under scripts/fuzz, corpus
         // replay in a plain build (docs/reliability.md).

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SystemCall
 
 #if canImport(Glibc)
 import Glibc
@@ -9,8 +10,10 @@ import Glibc
 /// library's `Radio` or the `nearby-gateway` binary) connect to, answering every HCI command with
 /// Command Complete, as a Broadcom-like Bluetooth 4.1 controller (legacy advertising only).
 /// While scanning is enabled and `reporting` is on it delivers one advertising report every
-/// 20 ms. Turning `reporting` off makes the controller that goes quiet (issue 28): it keeps
-/// answering commands but reports nothing; btvirt cannot be made to do that.
+/// `reportInterval` (20 ms unless told), of `advert` (a neighbour's phone unless told) with the RSSI
+/// set in `rssi`. Turning `reporting` off makes the controller that goes quiet (issue 28): it keeps
+/// answering commands but reports nothing. btvirt can do neither: it cannot go quiet, and it reports
+/// every advert with RSSI 127 ("not available").
 ///
 /// One connection at a time; each new connection is a reconnect of the radio (its HCI Reset is
 /// counted in `resets`).
@@ -21,6 +24,7 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
         var scanning = false
         var resets = 0
         var reportsSent = 0
+        var rssi: Int8?
         var connection: Int32 = -1
         var stopped = false
     }
@@ -33,20 +37,19 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
     public let reports: AsyncStream<Int>
     private let reportSink: AsyncStream<Int>.Continuation
 
-    public init(path: String) throws {
+    private let advert: [UInt8]?
+    private let reportInterval: Duration
+
+    public init(path: String, advert: [UInt8]? = nil, reportInterval: Duration = .milliseconds(20)) throws {
         self.path = path
+        self.advert = advert
+        self.reportInterval = reportInterval
         (commands, commandSink) = AsyncStream.makeStream()
         (reports, reportSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         unlink(path)
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let address = try? UnixAddress(path: path)
+        let bound = address?.bind(listener) ?? -1
         guard listener >= 0, bound == 0, listen(listener, 4) == 0 else {
             throw PrivateAirError("scripted controller at \(path): \(String(cString: strerror(errno)))")
         }
@@ -63,6 +66,16 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
     /// HCI Resets received so far (one per connection of a radio that owns the controller).
     public var resets: Int { state.withLock { $0.resets } }
     public var reportsSent: Int { state.withLock { $0.reportsSent } }
+
+    /// The RSSI of the reports from now on (nil: what `HCIEventBytes.legacyReport` puts there).
+    public func setRSSI(_ value: Int8?) { state.withLock { $0.rssi = value } }
+
+    /// An iBeacon advert: flags, then Apple's manufacturer data with `uuid`, major, minor and the
+    /// measured power at 1 m.
+    public static func iBeacon(uuid: [UInt8], major: UInt16, minor: UInt16, measuredPower: Int8) -> [UInt8] {
+        [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid
+            + [UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF), UInt8(bitPattern: measuredPower)]
+    }
 
     public func stop() {
         let fd = state.withLock { state -> Int32 in
@@ -139,16 +152,17 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
         commandSink.yield(opcode)
     }
 
-    /// One report every 20 ms while scanning and reporting.
+    /// One report every `reportInterval` while scanning and reporting.
     private func reportLoop() {
         var sequence: UInt8 = 0
+        let pause = useconds_t(reportInterval.components.seconds * 1_000_000 + reportInterval.components.attoseconds / 1_000_000_000_000)
         while true {
-            usleep(20_000)   // the controller's own pace, not a test's synchronisation
-            let (fd, sent) = state.withLock { state -> (Int32?, Int) in
-                guard !state.stopped else { return (nil, 0) }
-                guard state.scanning, state.reporting, state.connection >= 0 else { return (-1, 0) }
+            usleep(pause)   // the controller's own pace, not a test's synchronisation
+            let (fd, sent, rssi) = state.withLock { state -> (Int32?, Int, Int8?) in
+                guard !state.stopped else { return (nil, 0, nil) }
+                guard state.scanning, state.reporting, state.connection >= 0 else { return (-1, 0, nil) }
                 state.reportsSent += 1
-                return (state.connection, state.reportsSent)
+                return (state.connection, state.reportsSent, state.rssi)
             }
             guard let fd else {
                 reportSink.finish()
@@ -157,9 +171,11 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
             }
             guard fd >= 0 else { continue }
             sequence &+= 1
-            // An iBeacon-less manufacturer advert (not ours, not a beacon): a neighbour's phone.
-            let ad: [UInt8] = [0x05, 0xFF, 0x4C, 0x00, 0x10, sequence]
-            write(fd, [0x04] + HCIEventBytes.legacyReport(ad, address: [1, 2, 3, 4, 5, 0xC6]))
+            // Unless told: an iBeacon-less manufacturer advert (not ours, not a beacon), a neighbour's phone.
+            let ad: [UInt8] = advert ?? [0x05, 0xFF, 0x4C, 0x00, 0x10, sequence]
+            var event = HCIEventBytes.legacyReport(ad, address: [1, 2, 3, 4, 5, 0xC6])
+            if let rssi { event[event.count - 1] = UInt8(bitPattern: rssi) }
+            write(fd, [0x04] + event)
             reportSink.yield(sent)
         }
     }

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 
 extension EndToEnd {
     /// Issue 29 items 1 and 2 through the real binary: smoothed RSSI, distance and signal events.
-    /// The controller is scripted on the H4 transport (`ReportingController`) because btvirt reports
+    /// The controller is scripted on the H4 transport (`ScriptedController`) because btvirt reports
     /// RSSI 127 ("none") for every advert; everything else (driver, ingest, socket, MQTT bridge,
     /// Mosquitto, mosquitto_sub) is real.
     @Suite(.serialized)
@@ -14,9 +15,12 @@ extension EndToEnd {
         @Test("A 20 dB step in a beacon's RSSI reaches a socket client and an MQTT subscriber as signal events within 10 s; found has rssi, rssi_avg, distance_m")
         func twentyDecibelStep() async throws {
             let folder = try TemporaryFolder("signal")
-            let controller = try ReportingController(path: folder.path("ctl.sock"),
-                                                     advert: ReportingController.iBeacon(uuid: Self.uuid, major: 7, minor: 9, measuredPower: -59))
+            // One report every 100 ms: a beacon's advertising interval.
+            let controller = try ScriptedController(path: folder.path("ctl.sock"),
+                                                    advert: ScriptedController.iBeacon(uuid: Self.uuid, major: 7, minor: 9, measuredPower: -59),
+                                                    reportInterval: .milliseconds(100))
             defer { controller.stop() }
+            controller.setRSSI(-50)
             let broker = try MosquittoBroker(folder: folder)
             let mosquitto = try await broker.start()
             let sub = try await broker.subscribe(["sig/signal/#", "sig/ha/subscription/1"])
