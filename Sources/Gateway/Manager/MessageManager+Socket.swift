@@ -23,6 +23,9 @@ extension MessageManager {
         case .get(.found):
             // One line per entry: the whole set in one line was 1.3 MB at 4,096 entries (issue 28).
             return .list(topic: "$SYS/found", jsons: foundJSONs())
+        case .get(.subscriptions):
+            // The same shape: 64 run-time subscriptions and the configured ones exceed 4,096 bytes in one line.
+            return .list(topic: "$SYS/subscriptions", jsons: subscriptionJSONs())
         case .get(let key):
             return .ok(get(key, clients: clients))
         case .subscribeMessages(let subscribe):
@@ -94,7 +97,7 @@ extension MessageManager {
         case .errors: "[" + errors.map(\.rawValue).sorted().map(JSONObjectWriter.quote).joined(separator: ",") + "]"
         case .publications: publicationsJSON()
         case .found: "[" + foundJSONs().joined(separator: ",") + "]"   // answered by `handle` as a list
-        case .subscriptions: subscriptionsJSON()
+        case .subscriptions: "[" + subscriptionJSONs().joined(separator: ",") + "]"   // answered by `handle` as a list
         }
     }
 }

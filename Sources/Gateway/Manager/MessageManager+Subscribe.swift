@@ -38,9 +38,10 @@ extension MessageManager {
         return .ok("s\(handle)")
     }
 
-    /// `GET subscriptions`: the configured ones (`handle` null) in config order, then the run-time ones.
-    func subscriptionsJSON() -> String {
-        "[" + subscriptions.map { subscription in
+    /// `GET subscriptions`, one object per `$SYS/subscriptions` line: the configured ones (`handle`
+    /// null) in config order, then the run-time ones.
+    func subscriptionJSONs() -> [String] {
+        subscriptions.map { subscription in
             var json = JSONObjectWriter()
             json.add("handle", subscription.handle.map { "s\($0)" })
             json.add("namespace", subscription.namespace)
@@ -50,7 +51,7 @@ extension MessageManager {
             json.add("lost_after_s", Int(subscription.lostAfter.components.seconds))
             json.add("origin", subscription.owner == nil ? "config" : "socket")
             return json.string
-        }.joined(separator: ",") + "]"
+        }
     }
 
     /// Every change of the list ends in `apply`, so what the air ingest listens for follows.

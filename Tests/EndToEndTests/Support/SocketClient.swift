@@ -95,10 +95,16 @@ final class SocketClient: Sendable {
 
     /// `GET found`: the JSON object of each `$SYS/found` line, up to the closing `OK <count>`.
     func requestFound(timeout: Duration = .seconds(5)) async throws -> [String] {
+        try await requestList("found", timeout: timeout)
+    }
+
+    /// `GET <key>` of a list reading (found, subscriptions): the JSON object of each `$SYS/<key>`
+    /// line, up to the closing `OK <count>`.
+    func requestList(_ key: String, timeout: Duration = .seconds(5)) async throws -> [String] {
         let before = received.count
-        send("GET found")
+        send("GET \(key)")
         try await waitForLine(startingWith: "OK ", after: before, timeout: timeout)
-        let prefix = "$SYS/found "
+        let prefix = "$SYS/\(key) "
         return received[before...].prefix { !$0.hasPrefix("OK ") }.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
     }
 
