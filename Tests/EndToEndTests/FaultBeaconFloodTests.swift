@@ -82,11 +82,17 @@ extension EndToEnd {
             try await gateway.waitForLog("running", timeout: .seconds(15))
             let watch = try SocketClient(path: config.socketPath)
             _ = try await watch.request("SUB found/ibeacon/#")
-            // 300 sent; 40 found make a one-line answer of ~12 KB, three times the bound.
-            try await flood(air: air, first: 0, count: 300)
-            try await watch.waitForLine(timeout: .seconds(30), what: "40 beacons found") { _ in
-                watch.received.filter { $0.hasPrefix("found/ibeacon/") }.count >= 40
+            // 40 found make a one-line answer of ~12 KB, three times the bound. "running" comes before the
+            // radio has reached the relay and enabled scanning (CI once flooded all 300 before it had, and
+            // nothing was found), so fresh beacons go out in batches until 40 have been found.
+            func found() -> Int { watch.received.filter { $0.hasPrefix("found/ibeacon/") }.count }
+            var sent = 0
+            while found() < 40 && sent < 2_000 {
+                try await flood(air: air, first: sent, count: 100)
+                sent += 100
+                _ = try? await watch.waitForLine(timeout: .seconds(3), what: "40 beacons found") { _ in found() >= 40 }
             }
+            try #require(found() >= 40, "\(sent) beacons sent, \(found()) found")
             let before = watch.received.count
             watch.send("GET found")
             let end = try await watch.waitForLine(startingWith: "OK ", after: before, timeout: .seconds(10))
