@@ -44,18 +44,15 @@ struct RunCommand: AsyncParsableCommand {
             logger.warning("api_key \(weakness); make a strong one with `nearby-gateway key` and put it in every gateway's config")
         }
 
-        let service = GatewayService(config: gatewayConfig, board: board, logLevel: level, logger: logger)
-        var groupConfiguration = ServiceGroupConfiguration(
-            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
-        // docs/product.md §10: exit within 2 s of SIGTERM, whatever a part is doing.
-        groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(1500)
-        let group = ServiceGroup(configuration: groupConfiguration)
         defer { GatewayLogHandler.flushSuppressed() }
         do {
-            try await group.run()
+            let services = try await GatewayServices.assemble(config: gatewayConfig, board: board, logLevel: level, logger: logger)
+            var groupConfiguration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint],
+                                                               logger: logger)
+            // docs/product.md §10: exit within 2 s of SIGTERM, whatever a part is doing.
+            groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(1500)
+            try await ServiceGroup(configuration: groupConfiguration).run()
+            logger.notice("stopped")
         } catch {
             logger.critical("stopped: \(error)")
             throw ExitCode(1)

@@ -218,6 +218,8 @@ extension EndToEnd {
             #expect(clock.now - start >= .milliseconds(2500), "\(attempts) attempts within \(clock.now - start)")
             #expect(try await watch.request("PING") == "PONG")
             #expect(try await gateway.stop() == 0)
+            // The bridge stops after the manager (its last events leave first), before the rest.
+            #expect(gateway.stoppedServices == ["manager", "mqtt", "audio", "leds", "socket"])
             try await mosquitto.stop(signal: SIGKILL)
         }
 

@@ -28,6 +28,17 @@ extension EndToEnd {
             #expect(try await gateway.stop() == 0)
         }
 
+        /// Issue 27: the parts are services of one ServiceGroup, which stops them in the reverse of
+        /// their start-up order: the manager first (off the air, state flushed), the socket last.
+        @Test("SIGTERM stops the parts in reverse start-up order: manager, audio, LEDs, socket; exit 0")
+        func shutdownOrder() async throws {
+            let folder = try TemporaryFolder("order")
+            let config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("order"), folder: folder, name: "o")
+            let gateway = try await config.start(logLevel: "debug")
+            #expect(try await gateway.stop() == 0)
+            #expect(gateway.stoppedServices == ["manager", "audio", "leds", "socket"], "\(gateway.log.suffix(2_000))")
+        }
+
         @Test("With the radio down, STATUS= names bluetooth-power and its cause, not just running")
         func statusNamesErrors() async throws {
             let folder = try TemporaryFolder("status")

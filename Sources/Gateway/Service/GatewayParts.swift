@@ -160,15 +160,6 @@ struct GatewayParts: Sendable {
     func runAudio() async {
         for await (event, side) in audioEvents { await manager.handle(event, side: side) }
     }
-
-    /// SIGTERM: off the air, state flushed, socket closed.
-    func stop() async {
-        await manager.shutdown()
-        await mqtt?.stop()   // after the manager's last events, so the broker sees them (and `offline`)
-        await audio.stop()
-        await panel.shutdown()
-        await broker.stop()
-    }
 }
 
 extension Logger {

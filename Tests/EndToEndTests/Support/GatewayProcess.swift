@@ -53,6 +53,12 @@ final class GatewayProcess: Sendable {
     var log: String { output.withLock { $0 } }
     var pid: Int32 { process.processIdentifier }
     var isRunning: Bool { process.isRunning }
+    /// The parts in the order they stopped, from the debug lines "<time> debug [nearby-gateway] stopped service=<part>".
+    var stoppedServices: [String] {
+        log.split(separator: "\n").compactMap { line in
+            line.range(of: "] stopped service=").map { String(line[$0.upperBound...].prefix { $0 != " " }) }
+        }
+    }
 
     /// Waits until the log contains `text`, or throws with the log so far.
     func waitForLog(_ text: String, timeout: Duration = .seconds(10)) async throws {
