@@ -69,6 +69,11 @@ extension EndToEnd {
             let statsA = try await stats(clients[2])
             #expect(statsA["publications_refused"] as? Int == 1)
             #expect(statsA["publications"] as? Int == 21)
+            // GET publications: one `$SYS/publications` line each (at the default limit of 64 the
+            // one-line array passed the 4,096-byte line bound), configured first, then by handle.
+            let listed = try await clients[2].requestList("publications")
+            #expect(listed.count == 21 && listed.first?.contains("\"origin\":\"config\"") == true, "\(listed.prefix(2))")
+            #expect(listed.dropFirst().allSatisfy { $0.contains("\"origin\":\"socket\"") })
 
 
             // The configured message is still on the air: B keeps seeing it for more than lost_after_s

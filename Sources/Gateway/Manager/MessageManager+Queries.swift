@@ -32,8 +32,9 @@ extension MessageManager {
 
     var frameCounters: Reassembler.Counters { inbound.frameCounters }
 
-    func publicationsJSON() -> String {
-        "[" + publications.values.sorted { $0.id < $1.id }.map { publication in
+    /// `GET publications`, one object per `$SYS/publications` line, oldest handle first.
+    func publicationJSONs() -> [String] {
+        publications.values.sorted { $0.id < $1.id }.map { publication in
             var json = JSONObjectWriter()
             json.add("handle", publication.id.description)
             json.add("namespace", publication.message.namespace)
@@ -43,7 +44,7 @@ extension MessageManager {
             json.add("background", publication.background)
             json.add("origin", publication.owner == nil ? "config" : "socket")
             return json.string
-        }.joined(separator: ",") + "]"
+        }
     }
 
     /// The found entries, first found first: one object per `$SYS/found` line of `GET found`.

@@ -23,6 +23,9 @@ extension MessageManager {
         case .get(.found):
             // One line per entry: the whole set in one line was 1.3 MB at 4,096 entries (issue 28).
             return .list(topic: "$SYS/found", jsons: foundJSONs())
+        case .get(.publications):
+            // And again: the configured publications and limits.publications run-time ones pass 4,096 bytes.
+            return .list(topic: "$SYS/publications", jsons: publicationJSONs())
         case .get(.subscriptions):
             // The same shape: 64 run-time subscriptions and the configured ones exceed 4,096 bytes in one line.
             return .list(topic: "$SYS/subscriptions", jsons: subscriptionJSONs())
@@ -95,7 +98,7 @@ extension MessageManager {
         case .debug: isDebug ? "on" : "off"
         case .stats: statsJSON(clients: clients)
         case .errors: "[" + errors.map(\.rawValue).sorted().map(JSONObjectWriter.quote).joined(separator: ",") + "]"
-        case .publications: publicationsJSON()
+        case .publications: "[" + publicationJSONs().joined(separator: ",") + "]"   // answered by `handle` as a list
         case .found: "[" + foundJSONs().joined(separator: ",") + "]"   // answered by `handle` as a list
         case .subscriptions: "[" + subscriptionJSONs().joined(separator: ",") + "]"   // answered by `handle` as a list
         }
