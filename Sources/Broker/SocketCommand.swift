@@ -125,9 +125,8 @@ enum PublishParser {
     static func subscription(_ arguments: [Substring]) throws(SocketProtocolError) -> SubscribeRequest {
         guard let topic = arguments.first else { throw SocketProtocolError(.missingArgument, "usage: \(subscribeUsage)") }
         let wildcard = topic.hasSuffix("/*") && topic.filter { $0 == "/" }.count == 1
+        // As in [[subscription]]: "*" matches types; as a namespace `names` refuses it.
         let (namespace, type) = try names(wildcard ? Substring(String(topic.dropLast()) + "any") : topic)
-        // As in [[subscription]]: "*" matches types, it is not a namespace.
-        if namespace == "*" { throw SocketProtocolError(.badTopic, "\"*\" is not a namespace; SUBSCRIBE <namespace>/<type|*>") }
         var request = SubscribeRequest(namespace: namespace, type: wildcard ? "*" : type)
         try options(arguments.dropFirst(), usage: subscribeUsage, mediums: &request.mediums, mode: &request.mode)
         return request

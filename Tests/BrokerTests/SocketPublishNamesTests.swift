@@ -6,7 +6,7 @@ import TestSupport
 /// may not hold, a `PUB` may not publish either.
 @Suite("PUB and the config agree on names")
 struct SocketPublishNamesTests {
-    private static let refusedNamespaces = ["$SYS", "$x", "eddystone", "ibeacon", "a\u{85}b", "a\u{9F}", "a\u{2028}b", "a\tb"]
+    private static let refusedNamespaces = ["$SYS", "$x", "eddystone", "ibeacon", "a\u{85}b", "a\u{9F}", "a\u{2028}b", "a\tb", "*"]
 
     @Test(arguments: refusedNamespaces)
     func refusedByBoth(namespace: String) throws {
@@ -24,6 +24,20 @@ struct SocketPublishNamesTests {
         }
         let error = try #require(throws: SocketProtocolError.self) { try PublishParser.parse(["\(namespace)/t", "aGk="]) }
         #expect(error.code == .badTopic)
+    }
+
+    /// "*" is the subscriptions' wildcard: a message of type "*" could not be subscribed to alone.
+    @Test func wildcardTypeIsRefusedByBoth() throws {
+        let problems = ConfigFixture.problems("""
+            api_key = "k"
+            board = "sim"
+            [[publication]]
+            namespace = "a"
+            type = "*"
+            """)
+        #expect(problems.contains { $0.contains("publication[1].type") }, "\(problems)")
+        let error = try #require(throws: SocketProtocolError.self) { try PublishParser.parse(["a/*", "aGk="]) }
+        #expect(error.code == .badTopic && error.text.contains("*"), "\(error)")
     }
 
     @Test func mediumsListedTwiceAreRefusedLikeTheConfigDoes() throws {

@@ -17,7 +17,8 @@ public struct Message: Hashable, Sendable {
 
     /// Why `value` cannot be a namespace (`isNamespace`) or a type, or nil when it can: 1…32 UTF-8
     /// bytes that fit a topic level (no '/', '+', '#', whitespace or control character, C1 included),
-    /// not starting with '$' (`$SYS`), and for namespaces not one reserved for beacon sightings.
+    /// not starting with '$' (`$SYS`), not the wildcard `*`, and for namespaces not one reserved for
+    /// beacon sightings.
     /// The one rule for the config (check-config) and the socket's `PUB`.
     public static func nameProblem(_ value: String, isNamespace: Bool) -> String? {
         let limit = isNamespace ? maxNamespaceBytes : maxTypeBytes
@@ -31,6 +32,8 @@ public struct Message: Hashable, Sendable {
             return "must not contain \(shown) (it is a topic level: no '/', '+', '#', spaces or control characters)"
         }
         if value.hasPrefix("$") { return "must not start with '$' (reserved for $SYS topics)" }
+        // The subscriptions' wildcard (`type = "*"`): a message named "*" could not be subscribed to alone.
+        if value == "*" { return isNamespace ? "\"*\" is not a namespace" : "\"*\" matches every type in a subscription; a message needs a real type" }
         if isNamespace, reservedNamespaces.contains(value) {
             return "\"\(value)\" is reserved for beacon sightings; subscribe to beacons with include = [...]"
         }
