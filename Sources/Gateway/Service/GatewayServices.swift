@@ -1,5 +1,6 @@
 import Config
 import Logging
+import MQTT
 import NearbyProtocol
 import ServiceLifecycle
 import UnixSignals
@@ -16,9 +17,8 @@ public enum GatewayServices {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let parts = try await GatewayParts.assemble(config: config, board: board, logLevel: logLevel, logger: logger)
         let start = StartSequence()
-        var services: [any Service] = [SocketService(parts: parts, start: start), PanelService(parts: parts),
-                                       AudioService(parts: parts)]
-        if parts.mqtt != nil { services.append(MQTTService(parts: parts)) }
+        var services: [any Service] = [SocketService(parts: parts, start: start), PartService.leds(parts), PartService.audio(parts)]
+        if let bridge = parts.mqtt { services.append(PartService.mqtt(parts, bridge)) }
         services.append(CoreService(parts: parts, config: config, board: board, hangups: hangups, start: start,
                                     logger: logger))
         // A part that ends or fails on its own shuts the whole gateway down in order, never half of it.

@@ -29,39 +29,31 @@ struct SocketService: Service, CustomStringConvertible {
     }
 }
 
-/// The front panel's patterns and the power input, until shutdown darkens the LEDs.
-struct PanelService: Service, CustomStringConvertible {
-    let parts: GatewayParts
-    var description: String { "leds" }
+/// A part that forwards what it reports until shutdown, then stops: the LEDs (the panel's patterns
+/// and the power input; stopping darkens them), the speaker and microphone (their threads stop),
+/// the MQTT bridge (with `[mqtt]` only; it says `offline` and joins its thread).
+struct PartService: Service, CustomStringConvertible {
+    let description: String
+    let logger: Logger
+    let forward: @Sendable () async -> Void
+    let stop: @Sendable () async -> Void
 
     func run() async throws {
-        await cancelWhenGracefulShutdown { await parts.runPanel() }
-        await parts.panel.shutdown()
-        parts.logger.debug("stopped", metadata: ["service": "leds"])
+        await cancelWhenGracefulShutdown { await forward() }
+        await stop()
+        logger.debug("stopped", metadata: ["service": "\(description)"])
     }
-}
 
-/// The speaker's and microphone's threads and what they report.
-struct AudioService: Service, CustomStringConvertible {
-    let parts: GatewayParts
-    var description: String { "audio" }
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown { await parts.runAudio() }
-        await parts.audio.stop()
-        parts.logger.debug("stopped", metadata: ["service": "audio"])
+    static func leds(_ parts: GatewayParts) -> PartService {
+        PartService(description: "leds", logger: parts.logger, forward: parts.runPanel, stop: parts.panel.shutdown)
     }
-}
 
-/// The MQTT bridge (with `[mqtt]` only). Stopped after the manager, so that the broker gets the
-/// manager's last events, then `offline`.
-struct MQTTService: Service, CustomStringConvertible {
-    let parts: GatewayParts
-    var description: String { "mqtt" }
+    static func audio(_ parts: GatewayParts) -> PartService {
+        PartService(description: "audio", logger: parts.logger, forward: parts.runAudio, stop: parts.audio.stop)
+    }
 
-    func run() async throws {
-        await cancelWhenGracefulShutdown { await parts.runMQTT() }
-        await parts.mqtt?.stop()
-        parts.logger.debug("stopped", metadata: ["service": "mqtt"])
+    /// Stopped after the manager, so that the broker gets the manager's last events, then `offline`.
+    static func mqtt(_ parts: GatewayParts, _ bridge: MQTTBridge) -> PartService {
+        PartService(description: "mqtt", logger: parts.logger, forward: parts.runMQTT, stop: bridge.stop)
     }
 }
