@@ -23,7 +23,12 @@ struct CoreService: Service {
             if let radio = parts.radio {
                 group.addTask { await radio.run() }
                 group.addTask {
-                    for await event in radio.events { await parts.manager.handle(event) }
+                    // An AsyncStream hands out what it has buffered without looking at cancellation:
+                    // under a flood (4,096 buffered) the loop would keep shutdown waiting for seconds.
+                    for await event in radio.events {
+                        if Task.isCancelled { break }
+                        await parts.manager.handle(event)
+                    }
                 }
             }
             group.addTask { await reloadOnHangup(notifier: notifier) }
