@@ -77,9 +77,7 @@ extension EndToEnd {
             config.lostAfterSeconds = 600
             config.subscriptions = ["namespace = \"list\"\ntype = \"*\"\nmediums = [\"ble\"]\ninclude = [\"ibeacon\"]"]
             config.radioDevice = "h4:\(air.socketPath)"
-            let configPath = try config.write(as: "l.toml")
-            let gateway = try GatewayProcess.run(config: configPath, logLevel: "info")
-            try await gateway.waitForLog("running", timeout: .seconds(15))
+            let gateway = try await config.start(logLevel: "info")
             let watch = try SocketClient(path: config.socketPath)
             _ = try await watch.request("SUB found/ibeacon/#")
             // 40 found make a one-line answer of ~12 KB, three times the bound. "running" comes before the

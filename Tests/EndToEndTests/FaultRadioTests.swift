@@ -70,9 +70,7 @@ extension EndToEnd {
             config.subscriptions = ["namespace = \"quiet\"\ntype = \"*\"\nmediums = [\"ble\"]"]
             config.radioDevice = "h4:\(controller.path)"
             config.quietSeconds = 2
-            let path = try config.write(as: "q.toml")
-            let gateway = try GatewayProcess.run(config: path)
-            try await gateway.waitForLog("listening", timeout: .seconds(15))
+            let gateway = try await config.start()
             let watch = try SocketClient(path: config.socketPath)
             _ = try await watch.request("SUB $SYS/error/#")
             try await gateway.waitForLog("controller up", timeout: .seconds(15))
