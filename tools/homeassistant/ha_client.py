@@ -6,6 +6,7 @@ import os
 import socket
 import struct
 import threading
+import urllib.error
 import urllib.parse
 import urllib.request
 
