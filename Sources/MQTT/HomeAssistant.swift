@@ -40,7 +40,7 @@ struct HomeAssistant {
         var messages: [MQTTMessage] = []
         for (index, subscription) in subscriptions.enumerated() {
             messages.append(config("binary_sensor", "subscription_\(index + 1)", name: "\(subscription.namespace)/\(subscription.type)",
-                                   state: subscriptionStateTopic(index), value: "{{ value_json.state }}") {
+                                   state: subscriptionStateTopic(index), value: "{{ value_json.presence }}") {
                 $0.add("payload_on", "ON")
                 $0.add("payload_off", "OFF")
                 $0.add("device_class", "presence")
@@ -89,7 +89,10 @@ struct HomeAssistant {
         var json = JSONObjectWriter()
         json.add("name", name)
         json.add("unique_id", "\(node)_\(object)")
+        // `default_entity_id` since HA 2025.10 (its `object_id` stops working in 2026.4); `object_id`
+        // for the releases before, which drop the key they do not know.
         json.add("object_id", "\(node)_\(object)")
+        json.add("default_entity_id", "\(component).\(node)_\(object)")
         json.add("state_topic", "\(settings.prefix)/\(state)")
         json.add("value_template", value)
         json.add("json_attributes_topic", "\(settings.prefix)/\(state)")
@@ -167,7 +170,8 @@ struct HomeAssistant {
         for (index, subscription) in subscriptions.enumerated() {
             let count = matching[index]
             var json = JSONObjectWriter()
-            json.add("state", count > 0 ? "ON" : "OFF")
+            // Not `state`: the same JSON is the entity's attributes, and HA drops an attribute by that name.
+            json.add("presence", count > 0 ? "ON" : "OFF")
             json.add("found", count)
             json.add("namespace", subscription.namespace)
             json.add("type", subscription.type)

@@ -127,9 +127,11 @@ final class MQTTConnectionLoop {
         var first = [MQTTMessage(topic: settings.availabilityTopic, payload: "online", retain: true)]
         first += bridge.discoveryMessages
         send(first)
-        if link == .up { send(bridge.takeQueued()) }
-        // The broker may have restarted without persistence: the found set and `$SYS` state again.
-        if link == .up { send(bridge.retainedState()) }
+        let queued = bridge.takeQueued()
+        if link == .up { send(queued) }
+        // The broker may have restarted without persistence: the found set and `$SYS` state again,
+        // but not a topic the queue has just sent as it is now (every state went twice at each connect).
+        if link == .up { send(MQTTOutbox.replay(bridge.retainedState(), after: queued)) }
     }
 
     private func flushQueue() {

@@ -52,6 +52,14 @@ struct MQTTOutbox {
         return latest.sorted { $0.value.first < $1.value.first }.map { MQTTMessage(topic: topic($0.key), payload: $0.value.json, retain: true) }
     }
 
+    /// The retained `state` less the topics whose last retained message in `sent` already carried
+    /// their current payload (the queue flushed at a connect holds the states set since the last one).
+    static func replay(_ state: [MQTTMessage], after sent: [MQTTMessage]) -> [MQTTMessage] {
+        var last: [String: String] = [:]
+        for message in sent where message.retain { last[message.topic] = message.payload }
+        return state.filter { last[$0.topic] != $0.payload }
+    }
+
     mutating func enqueue(_ message: MQTTMessage) {
         if queued >= limit {
             head += 1

@@ -69,7 +69,7 @@ extension EndToEnd {
             let found = try await pair.watch.waitForLine(startingWith: "found/den/door ", timeout: .seconds(30))
             let mqttFound = try await sub.waitForMessage("1 nb/found/den/door ")
             #expect(Self.payload(mqttFound) == Self.socketJSON(found))
-            try await sub.waitForMessage("1 nb/ha/subscription/1 {\"state\":\"ON\",\"found\":1")
+            try await sub.waitForMessage("1 nb/ha/subscription/1 {\"presence\":\"ON\",\"found\":1")
 
             let before = sub.messages.count
             pair.publisher.close()   // A's publication goes with its connection: B loses it
@@ -78,7 +78,7 @@ extension EndToEnd {
             #expect(Self.payload(mqttLost) == Self.socketJSON(lost))
             let cleared = try await sub.waitForMessage("1 nb/found/den/door", after: before)
             #expect(cleared == "1 nb/found/den/door ", "the retained found is deleted by an empty retained payload")
-            try await sub.waitForMessage("1 nb/ha/subscription/1 {\"state\":\"OFF\",\"found\":0", after: before)
+            try await sub.waitForMessage("1 nb/ha/subscription/1 {\"presence\":\"OFF\",\"found\":0", after: before)
 
             let stats = try await Self.stats(pair.watch)
             #expect(stats["connected"] as? Bool == true)
@@ -106,7 +106,7 @@ extension EndToEnd {
 
             // What HA's MQTT binary_sensor and sensor platforms accept (their documented keys; an
             // unknown key makes HA refuse the config) and what each needs to work.
-            let common: Set = ["name", "unique_id", "object_id", "state_topic", "value_template", "json_attributes_topic",
+            let common: Set = ["name", "unique_id", "object_id", "default_entity_id", "state_topic", "value_template", "json_attributes_topic",
                                "availability_topic", "payload_available", "payload_not_available", "device", "icon", "entity_category"]
             let allowed: [String: Set<String>] = ["binary_sensor": common.union(["payload_on", "payload_off", "device_class"]),
                                                   "sensor": common.union(["state_class", "unit_of_measurement", "device_class"]),
@@ -149,6 +149,31 @@ extension EndToEnd {
             #expect(uniqueIDs.count == 6)
             #expect(Self.json(sub.messages.last { $0.hasPrefix("1 ha-test/$SYS/background ") } ?? "")["background"] is Bool)
             #expect(Self.json(sub.messages.last { $0.hasPrefix("1 ha-test/$SYS/permission ") } ?? "")["permission"] is String)
+            try await gateway.stop()
+            try await sub.stop(signal: SIGKILL)
+            try await mosquitto.stop(signal: SIGKILL)
+        }
+
+        @Test("Each Home Assistant state topic is published once per connect (it was twice: queued, then replayed)")
+        func oneStatePublicationPerConnect() async throws {
+            let folder = try TemporaryFolder("mqtt-once")
+            let broker = try MosquittoBroker(folder: folder)
+            let mosquitto = try await broker.start()
+            let sub = try await broker.subscribe(["once/#"])
+            var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("mqtt-once"), folder: folder, name: "o")
+            config.subscriptions = [Self.subscription]
+            config.extra = broker.mqttSection(prefix: "once", clientID: "gw-once")
+            let gateway = try await config.start()
+            try await sub.waitForMessage("1 once/status online")
+            // A change made after the connect: its event comes after all the connect sent.
+            let socket = try SocketClient(path: config.socketPath)
+            #expect(try await socket.request("SET background off") == "OK")
+            let marker = "1 once/$SYS/background {\"background\":false"
+            try await sub.waitForMessage(marker)
+            let burst = sub.messages.prefix { !$0.hasPrefix(marker) }
+            let topics = burst.map { String($0.split(separator: " ")[1]) }.filter { $0.hasPrefix("once/ha/") }
+            let counts = Dictionary(topics.map { ($0, 1) }, uniquingKeysWith: +)
+            #expect(counts == ["once/ha/subscription/1": 1, "once/ha/found": 1, "once/ha/errors": 1], "\(burst)")
             try await gateway.stop()
             try await sub.stop(signal: SIGKILL)
             try await mosquitto.stop(signal: SIGKILL)

@@ -40,7 +40,7 @@ extension EndToEnd {
             #expect(found["rssi_avg"] as? Double == -50, "\(found)")
             let near = try #require(found["distance_m"] as? Double, "\(found)")
             #expect(abs(near - 0.44) < 0.01, "\(found)")
-            try await sub.waitForMessage("1 sig/ha/subscription/1 {\"state\":\"ON\"")
+            try await sub.waitForMessage("1 sig/ha/subscription/1 {\"presence\":\"ON\"")
 
             // The step. Deadline: the 10 s from the step to the client.
             let mark = client.received.count
@@ -59,7 +59,7 @@ extension EndToEnd {
             }.eventJSON
             // Below -66 dBm the model (0.44 m at -50) gives at least 1.9 m; the value itself may be -66.1.
             #expect((settled["distance_m"] as? Double ?? 0) > 1.8, "\(settled)")
-            try await sub.waitForMessage("1 sig/ha/subscription/1 {\"state\":\"ON\",\"found\":1,\"namespace\":\"sig\",\"type\":\"*\",\"rssi\":-6",
+            try await sub.waitForMessage("1 sig/ha/subscription/1 {\"presence\":\"ON\",\"found\":1,\"namespace\":\"sig\",\"type\":\"*\",\"rssi\":-6",
                                          timeout: .seconds(10))
             let listed = try await client.requestFound()
             #expect(listed.count == 1 && listed[0].contains("\"rssi\":-70"), "\(listed)")

@@ -36,6 +36,22 @@ import Testing
         #expect(Set(configs.map { (try? Self.object($0.payload))?["unique_id"] as? String }).count == 4)
     }
 
+    @Test func noStateMemberIsAnAttributeHomeAssistantDrops() throws {
+        // A state's JSON is also its entity's attributes (`json_attributes_topic`); HA's MQTT integration
+        // drops these names from attributes (MQTT_ATTRIBUTES_BLOCKED in homeassistant/components/mqtt/entity.py).
+        let blocked: Set = ["assumed_state", "available", "device_class", "device_info", "entity_category", "entity_picture",
+                            "entity_registry_enabled_default", "extra_state_attributes", "force_update", "icon",
+                            "friendly_name", "should_poll", "state", "supported_features", "unique_id", "unit_of_measurement"]
+        var ha = HomeAssistant(settings: Self.settings, subscriptions: Self.subscriptions, model: "sim")
+        let states = ha.initialStates() + ha.apply(BrokerEvent(topic: "found/room/door", json: "{}", retain: .set("d")))
+            + ha.apply(BrokerEvent(topic: "$SYS/error/radio", json: "{}", retain: .set("$SYS/error/radio")))
+        #expect(Set(states.map(\.topic)) == ["ha/subscription/1", "ha/subscription/2", "ha/found", "ha/errors"])
+        for state in states {
+            let dropped = Set(try Self.object(state.json).keys).intersection(blocked)
+            #expect(dropped.isEmpty, "\(state.topic): HA drops the attributes \(dropped)")
+        }
+    }
+
     @Test func switchesOnlyWithCommands() throws {
         #expect(!HomeAssistant(settings: Self.settings, subscriptions: [], model: "sim").configs.contains { $0.topic.contains("/switch/") })
         var settings = Self.settings
@@ -52,11 +68,11 @@ import Testing
         var ha = HomeAssistant(settings: Self.settings, subscriptions: Self.subscriptions, model: "sim")
         let initial = ha.initialStates()
         #expect(initial.map(\.topic) == ["ha/subscription/1", "ha/subscription/2", "ha/found", "ha/errors"])
-        #expect(try Self.object(initial[0].json)["state"] as? String == "OFF")
+        #expect(try Self.object(initial[0].json)["presence"] as? String == "OFF")
 
         let window = ha.apply(BrokerEvent(topic: "found/room/window", json: "{}", retain: .set("w")))
         #expect(window.map(\.topic) == ["ha/subscription/1", "ha/found"])   // not the "door" one
-        #expect(try Self.object(window[0].json)["state"] as? String == "ON")
+        #expect(try Self.object(window[0].json)["presence"] as? String == "ON")
         #expect(window[1].json == "{\"found\":1}")
         #expect(ha.apply(BrokerEvent(topic: "found/room/window", json: "{}", retain: .set("w"))).isEmpty)   // the same entry again
         #expect(ha.apply(BrokerEvent(topic: "found/room/door", json: "{}", retain: .set("d"))).map(\.topic)
@@ -64,7 +80,7 @@ import Testing
         #expect(ha.apply(BrokerEvent(topic: "found/other/x", json: "{}", retain: .set("o"))).map(\.topic) == ["ha/found"])
         _ = ha.apply(BrokerEvent(topic: "lost/room/door", json: "{}", retain: .clear("d")))
         let last = ha.apply(BrokerEvent(topic: "lost/room/window", json: "{}", retain: .clear("w")))
-        #expect(try Self.object(last[0].json)["state"] as? String == "OFF")
+        #expect(try Self.object(last[0].json)["presence"] as? String == "OFF")
         #expect(ha.apply(BrokerEvent(topic: "$SYS/power", json: "{}", retain: .set("$SYS/power"))).isEmpty)
     }
 
@@ -89,7 +105,7 @@ import Testing
                                     subscriptions: [SubscriptionConfig(namespace: "room", type: "*", include: [.iBeacon])], model: "sim")
         _ = beacons.initialStates()
         let beacon = beacons.apply(BrokerEvent(topic: "found/ibeacon/u/1/2", json: #"{"rssi":-70,"rssi_avg":-70.0,"distance_m":2.75}"#, retain: .set("b")))
-        #expect(try Self.object(beacon[0].json)["state"] as? String == "ON")
+        #expect(try Self.object(beacon[0].json)["presence"] as? String == "ON")
         #expect(try Self.object(beacon[0].json)["rssi"] as? Int == -70)
         // A signal for an entry the bridge does not know changes nothing.
         #expect(ha.apply(BrokerEvent(topic: "signal/room/x", json: #"{"rssi_avg":-50.0}"#, entry: "unknown")).isEmpty)

@@ -41,6 +41,22 @@ import Testing
                                          MQTTMessage(topic: "p/found/x/y", payload: "X", retain: true)])
     }
 
+    @Test func theReplayAtAConnectLeavesOutWhatTheQueueHasJustSent() {
+        var outbox = MQTTOutbox(prefix: "p", limit: 10)
+        outbox.add(BrokerEvent(topic: "$SYS/power", json: "1", retain: .set("$SYS/power")))
+        outbox.add(BrokerEvent(topic: "found/x/y", json: "X", retain: .set("x")))
+        let firstFlush = outbox.takeAll()
+        outbox.add(BrokerEvent(topic: "$SYS/power", json: "2", retain: .set("$SYS/power")))
+        outbox.add(BrokerEvent(topic: "found/x/y", json: "X2", retain: .set("x2")))
+        outbox.add(BrokerEvent(topic: "$SYS/power", json: "3", retain: .set("$SYS/power")))
+        let queued = outbox.takeAll()
+        // power went 2 then 3 (3 is current: not again); found/x/y shows X2 (sent): nothing is repeated.
+        #expect(MQTTOutbox.replay(outbox.retainedState, after: queued).isEmpty)
+        // After a connect with an empty queue (a broker restart), the whole state goes again.
+        #expect(MQTTOutbox.replay(outbox.retainedState, after: []) == outbox.retainedState)
+        #expect(MQTTOutbox.replay(outbox.retainedState, after: firstFlush).map(\.payload) == ["3", "X2"])
+    }
+
     @Test func theQueueIsBoundedAndCountsWhatItDrops() {
         var outbox = MQTTOutbox(prefix: "p", limit: 3)
         for index in 0..<5000 { outbox.add(BrokerEvent(topic: "t", json: "\(index)")) }
