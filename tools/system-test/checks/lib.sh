@@ -122,6 +122,9 @@ value_is() { [ "$(cat "$(sim_line "$1" "$2")/value")" = "$3" ]; }
 # otherwise; its log goes to /results/logs/<check>-NAME.log next to the check's own.
 check_name=$(basename "$0")
 gateway_bin=${NEARBY_GATEWAY_BIN:-}
+# Board files ("sim", the Pi boards) from the repository's boards/: a binary in .build finds them above
+# itself, one elsewhere (NEARBY_GATEWAY_BIN=/some/folder/nearby-gateway) would find none.
+export NEARBY_GATEWAY_BOARDS=${NEARBY_GATEWAY_BOARDS:-$repo/boards}
 declare -A gateway_pids=()
 
 need_gateway() {
