@@ -1,4 +1,5 @@
 import Config
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,6 +48,8 @@ public final class MQTTBridge: EventSink, Sendable {
         var outbox: MQTTOutbox
         /// nil with `discovery = false`.
         var homeAssistant: HomeAssistant?
+        /// nil without `room`.
+        var fleet: FleetRooms?
         var statistics = MQTTBridgeStatistics()
         var shutdown = false
         /// A byte is in the wake pipe (or about to be): a burst of events costs one write and one wake-up.
@@ -75,7 +78,8 @@ public final class MQTTBridge: EventSink, Sendable {
         } catch {
             throw MQTTError(broker: settings.url, call: "pipe", kind: .errno(error.rawValue))
         }
-        shared = Mutex(Shared(outbox: outbox, homeAssistant: homeAssistant))
+        let fleet = settings.room.map { FleetRooms(settings: settings, room: $0, gateway: HomeAssistant.topicSafe(settings.clientID)) }
+        shared = Mutex(Shared(outbox: outbox, homeAssistant: homeAssistant, fleet: fleet))
         (changes, changesContinuation) = AsyncStream<Change>.makeStream(bufferingPolicy: .bufferingNewest(256))
     }
 
@@ -83,6 +87,9 @@ public final class MQTTBridge: EventSink, Sendable {
         let wakeNow = shared.withLock { shared -> Bool in
             shared.outbox.add(event)
             for state in shared.homeAssistant?.apply(event) ?? [] { shared.outbox.add(state) }
+            if shared.fleet != nil {
+                for message in shared.fleet!.apply(event, now: .now, date: Date()) { shared.outbox.enqueue(message) }
+            }
             defer { shared.wakePending = true }
             return !shared.wakePending
         }
@@ -150,6 +157,16 @@ public final class MQTTBridge: EventSink, Sendable {
     var isShuttingDown: Bool { shared.withLock { $0.shutdown } }
 
     func takeQueued() -> [MQTTMessage] { shared.withLock { $0.outbox.takeAll() } }
+
+    // The fleet's rooms (nil/empty without `room`): on the bridge's thread, under the lock.
+    var fleetSubscriptions: [String] { shared.withLock { $0.fleet?.subscriptions ?? [] } }
+    func fleetConnected() -> [MQTTMessage] { shared.withLock { $0.fleet?.connected(now: .now, date: Date()) ?? [] } }
+    func fleetTick() -> [MQTTMessage] { shared.withLock { $0.fleet?.tick(now: .now, date: Date()) ?? [] } }
+    func fleetStopping() -> [MQTTMessage] { shared.withLock { $0.fleet?.stopping() ?? [] } }
+    /// A reason when the message was refused.
+    func fleetReceived(topic: String, payload: [UInt8]) -> String? {
+        shared.withLock { $0.fleet?.received(topic: topic, payload: payload, now: .now, date: Date()) }
+    }
     func retainedState() -> [MQTTMessage] { shared.withLock { $0.outbox.retainedState } }
     func update(_ body: (inout MQTTBridgeStatistics) -> Void) { shared.withLock { body(&$0.statistics) } }
     func report(_ change: Change) { changesContinuation.yield(change) }
