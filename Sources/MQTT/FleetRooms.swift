@@ -22,7 +22,9 @@ struct FleetRooms {
     private struct OwnEntry {
         var key: String
         var rssi: Double?
-        var audio: Bool
+        /// When an event last said the message was heard over audio: it counts as audio for the
+        /// evidence's expiry after that (BLE sightings in between do not undo it).
+        var audioAt: ContinuousClock.Instant?
     }
     private var nextRefresh: ContinuousClock.Instant?
     /// Messages whose Home Assistant sensor was announced on this connection.
@@ -50,12 +52,12 @@ struct FleetRooms {
         switch event.retain {
         case .set(let entry) where event.topic.hasPrefix("found/"):
             key = String(event.topic.dropFirst("found/".count))
-            own[entry] = OwnEntry(key: key, rssi: HomeAssistant.signal(event.json).rssi, audio: event.json.contains(",\"medium\":\"audio\""))
+            own[entry] = OwnEntry(key: key, rssi: HomeAssistant.signal(event.json).rssi, audioAt: Self.heardOverAudio(event) ? now : nil)
         case .none where event.topic.hasPrefix("signal/"):
             guard let entry = event.entry, own[entry] != nil else { return [] }
             key = own[entry]!.key
             own[entry]!.rssi = HomeAssistant.signal(event.json).rssi
-            own[entry]!.audio = event.json.contains(",\"medium\":\"audio\"")
+            if Self.heardOverAudio(event) { own[entry]!.audioAt = now }
         case .clear(let entry) where event.topic.hasPrefix("lost/"):
             guard let removed = own.removeValue(forKey: entry) else { return [] }
             key = removed.key
@@ -74,11 +76,15 @@ struct FleetRooms {
             decider.withdraw(key, gateway: gateway)
             return [MQTTMessage(topic: evidenceTopic(key), payload: "", retain: true)]
         }
-        let evidence = RoomEvidence(room: room, rssi: entries.compactMap(\.rssi).max(), audio: entries.contains(where: \.audio))
+        let audio = entries.contains { $0.audioAt.map { now - $0 < decider.rule.expiry } ?? false }
+        let evidence = RoomEvidence(room: room, rssi: entries.compactMap(\.rssi).max(), audio: audio)
         guard decider.record(key, gateway: gateway, evidence: evidence, now: now) else { return [] }
         return [MQTTMessage(topic: evidenceTopic(key), payload: FleetEvidence.payload(gateway: gateway, evidence: evidence, at: date), retain: true)]
             + announce(key)
     }
+
+    /// The event's `medium` is audio (our own JSON: the member is written as `,"medium":"audio"`).
+    static func heardOverAudio(_ event: BrokerEvent) -> Bool { event.json.contains(",\"medium\":\"audio\"") }
 
     // MARK: the broker's side
 

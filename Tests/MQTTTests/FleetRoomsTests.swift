@@ -49,6 +49,19 @@ import Testing
         #expect(fleet.apply(BrokerEvent(topic: "$SYS/power", json: "{}", retain: .set("$SYS/power")), now: at(3), date: date).isEmpty)
     }
 
+    @Test("heard over audio counts until the evidence's expiry after the last audio event, whatever BLE signal events come between")
+    func audioEvidence() {
+        var fleet = FleetRooms(settings: Self.settings, room: "kitchen", gateway: "gw-kitchen")
+        _ = fleet.connected(now: at(0), date: date)
+        #expect(fleet.apply(Self.found("den/door", medium: "audio"), now: at(0), date: date)[0].payload.contains("\"audio\":true"))
+        let ble = BrokerEvent(topic: "signal/den/door", json: Self.found("den/door", rssi: "-70.0").json, entry: "found/den/door#1")
+        #expect(fleet.apply(ble, now: at(1), date: date)[0].payload.contains("\"audio\":true"))
+        let refreshed = fleet.tick(now: at(21), date: date + 21).first { $0.topic.hasPrefix("nearby/fleet/evidence/") }
+        #expect(refreshed?.payload.contains("\"audio\":false") == true, "20 s after the last audio event")
+        let audio = BrokerEvent(topic: "signal/den/door", json: Self.found("den/door", medium: "audio").json, entry: "found/den/door#1")
+        #expect(fleet.apply(audio, now: at(22), date: date)[0].payload.contains("\"audio\":true"))
+    }
+
     @Test("decisions: none before the settle time, then the strongest room, retained; a stronger peer takes it after the dwell")
     func decisions() {
         var fleet = FleetRooms(settings: Self.settings, room: "kitchen", gateway: "gw-kitchen")
