@@ -76,6 +76,17 @@ extension EndToEnd {
             #expect(config["state_topic"] as? String == Self.decisionTopic, "\(sensor)")
             #expect((config["device"] as? [String: Any])?["identifiers"] as? [String] == ["nearby_fleet_fleet-test"], "\(sensor)")
 
+            // Outside input through the broker: evidence with control characters in its room is refused
+            // and said in the log; a forged decision for a room no gateway has evidence for is replaced
+            // at once by the fleet (it is not retained, so it is not among the decisions below).
+            try broker.publish("fleet-test/evidence/evil/\(Self.message)",
+                               "{\"room\":\"x\\u001b[2J\",\"rssi_avg\":-10,\"audio\":true,\"at\":\"2030-01-01T00:00:00.000Z\"}")
+            try await gateways[0].waitForLog("fleet evidence refused: fleet-test/evidence/evil/\(Self.message): room must not contain control characters",
+                                             timeout: .seconds(20))
+            let forged = sub.messages.count
+            try broker.publish(Self.decisionTopic, "{\"room\":\"garage\"}")
+            try await sub.waitForMessage("1 \(Self.decisionTopic) {\"room\":\"kitchen\"}", after: forged, timeout: .seconds(30))
+
             // It moves to the hall.
             let clock = ContinuousClock()
             var moved = clock.now
