@@ -16,6 +16,9 @@ public struct MQTTBridgeStatistics: Sendable, Equatable {
     public var dropped = 0
     public var published = 0
     public var connectAttempts = 0
+    /// With `room`: messages the fleet's rooms track, and pieces of the others' evidence refused.
+    public var roomMessages: Int?
+    public var roomEvidenceRefused: Int?
 }
 
 /// The bridge to the house's MQTT broker (docs/mqtt.md). `publish` (the `EventSink`) may be called from
@@ -111,6 +114,8 @@ public final class MQTTBridge: EventSink, Sendable {
             var statistics = shared.statistics
             statistics.queued = shared.outbox.queued
             statistics.dropped = shared.outbox.dropped
+            statistics.roomMessages = shared.fleet?.decider.count
+            statistics.roomEvidenceRefused = shared.fleet?.refused
             return statistics
         }
     }
