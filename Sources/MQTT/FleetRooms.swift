@@ -19,6 +19,8 @@ struct FleetRooms {
     private(set) var decider: RoomDecider<String>
     /// Own found entries by the manager's retain key: the message's topic levels, RSSI, audio.
     private var own: [String: OwnEntry] = [:]
+    /// The retain keys of `own` by message topic: an event costs a look at its message's entries only.
+    private var ownByKey: [String: Set<String>] = [:]
     private struct OwnEntry {
         var key: String
         var rssi: Double?
@@ -53,6 +55,7 @@ struct FleetRooms {
         case .set(let entry) where event.topic.hasPrefix("found/"):
             key = String(event.topic.dropFirst("found/".count))
             own[entry] = OwnEntry(key: key, rssi: HomeAssistant.signal(event.json).rssi, audioAt: Self.heardOverAudio(event) ? now : nil)
+            ownByKey[key, default: []].insert(entry)
         case .none where event.topic.hasPrefix("signal/"):
             guard let entry = event.entry, own[entry] != nil else { return [] }
             key = own[entry]!.key
@@ -61,6 +64,8 @@ struct FleetRooms {
         case .clear(let entry) where event.topic.hasPrefix("lost/"):
             guard let removed = own.removeValue(forKey: entry) else { return [] }
             key = removed.key
+            ownByKey[key]?.remove(entry)
+            if ownByKey[key]?.isEmpty == true { ownByKey[key] = nil }
         default:
             return []
         }
@@ -71,7 +76,7 @@ struct FleetRooms {
     /// This gateway's evidence for one message: the best of its found entries under that topic (several
     /// messages may share one), or an empty retained payload once none is left.
     private mutating func ownEvidence(_ key: String, now: ContinuousClock.Instant, date: Date) -> [MQTTMessage] {
-        let entries = own.values.filter { $0.key == key }
+        let entries = (ownByKey[key] ?? []).compactMap { own[$0] }
         guard !entries.isEmpty else {
             decider.withdraw(key, gateway: gateway)
             return [MQTTMessage(topic: evidenceTopic(key), payload: "", retain: true)]
@@ -94,7 +99,7 @@ struct FleetRooms {
         announced.removeAll()
         nextRefresh = now + Self.refresh
         var messages: [MQTTMessage] = []
-        for key in Set(own.values.map(\.key)) { messages += ownEvidence(key, now: now, date: date) }
+        for key in ownByKey.keys { messages += ownEvidence(key, now: now, date: date) }
         return messages
     }
 
@@ -126,7 +131,7 @@ struct FleetRooms {
         var messages: [MQTTMessage] = []
         if let due = nextRefresh, now >= due {
             nextRefresh = now + Self.refresh
-            for key in Set(own.values.map(\.key)) { messages += ownEvidence(key, now: now, date: date) }
+            for key in ownByKey.keys { messages += ownEvidence(key, now: now, date: date) }
         }
         for (key, room) in decider.decide(now: now) {
             messages.append(MQTTMessage(topic: decisionTopic(key), payload: FleetEvidence.decision(room), retain: true))
@@ -137,8 +142,8 @@ struct FleetRooms {
 
     /// A clean stop: every piece of own evidence withdrawn (the others decide without us at once).
     mutating func stopping() -> [MQTTMessage] {
-        defer { own.removeAll() }
-        return Set(own.values.map(\.key)).map { MQTTMessage(topic: evidenceTopic($0), payload: "", retain: true) }
+        defer { own.removeAll(); ownByKey.removeAll() }
+        return ownByKey.keys.sorted().map { MQTTMessage(topic: evidenceTopic($0), payload: "", retain: true) }
     }
 
     // MARK: Home Assistant
