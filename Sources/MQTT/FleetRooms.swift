@@ -105,13 +105,15 @@ struct FleetRooms {
 
     /// A message on a fleet topic; a reason when it was refused.
     mutating func received(topic: String, payload: [UInt8], now: ContinuousClock.Instant, date: Date) -> String? {
+        // For the log (its handler escapes control characters); an outside topic may be 64 KiB long.
+        let shown = topic.utf8.count > 160 ? String(topic.prefix(160)) + "…" : topic
         switch FleetEvidence.parse(topic: topic, payload: payload, fleet: fleet, now: date, maxAge: decider.rule.expiry) {
         case .evidence(_, let from, _) where from == gateway:
             return nil   // our own, back from the broker: we already have it
         case .evidence(let key, let from, let evidence?):
             guard decider.record(key, gateway: from, evidence: evidence, now: now) else {
                 refused += 1
-                return "\(topic): too many messages or gateways (at most \(decider.maxKeys), \(decider.maxGateways) each)"
+                return "\(shown): too many messages or gateways (at most \(decider.maxKeys), \(decider.maxGateways) each)"
             }
         case .evidence(let key, let from, nil):
             decider.withdraw(key, gateway: from)
@@ -119,7 +121,7 @@ struct FleetRooms {
             decider.adopt(key, room: room)
         case .refused(let reason):
             refused += 1
-            return "\(topic): \(reason)"
+            return "\(shown): \(reason)"
         case .ignored:
             break
         }

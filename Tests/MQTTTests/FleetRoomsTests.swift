@@ -113,7 +113,10 @@ import Testing
             let refusal = fleet.received(topic: topic, payload: Array(payload.utf8), now: at(1), date: date)
             #expect(refusal?.contains(reason) == true, "\(payload.prefix(60)): \(refusal ?? "taken")")
         }
-        #expect(fleet.refused == cases.count)
+        let long = "nearby/fleet/evidence/gw-x/" + String(repeating: "a", count: 5000)
+        let shown = fleet.received(topic: long, payload: Array("{}".utf8), now: at(1), date: date) ?? ""
+        #expect(shown.utf8.count < 300 && shown.contains("bad gateway or message topic"), "a long topic is cut for the log")
+        #expect(fleet.refused == cases.count + 1)
         #expect(fleet.decider.count == 0, "nothing refused was kept")
         #expect(fleet.received(topic: "elsewhere/evidence/gw-x/den/door", payload: [1, 2], now: at(1), date: date) == nil)
     }
