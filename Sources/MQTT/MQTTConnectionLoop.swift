@@ -134,9 +134,11 @@ final class MQTTConnectionLoop {
         }
         var first = [MQTTMessage(topic: settings.availabilityTopic, payload: "online", retain: true)]
         first += bridge.discoveryMessages
-        first += bridge.fleetConnected()
         send(first)
         if link == .up { send(bridge.takeQueued()) }
+        // After the queue: evidence queued while down is older than this (a stale retained copy would
+        // stay on the broker until the next refresh).
+        if link == .up { send(bridge.fleetConnected()) }
         // The broker may have restarted without persistence: the found set and `$SYS` state again.
         if link == .up { send(bridge.retainedState()) }
     }
