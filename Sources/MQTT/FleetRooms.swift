@@ -29,6 +29,10 @@ struct FleetRooms {
         var audioAt: ContinuousClock.Instant?
     }
     private var nextRefresh: ContinuousClock.Instant?
+    /// `decide` looks at every message: at most four times a second, however often the bridge's
+    /// thread wakes for events (decisions take seconds anyway).
+    private var nextDecide: ContinuousClock.Instant?
+    static let decidePeriod: Duration = .milliseconds(250)
     /// Messages whose Home Assistant sensor was announced on this connection.
     private var announced: Set<String> = []
     private(set) var refused = 0
@@ -135,6 +139,8 @@ struct FleetRooms {
             nextRefresh = now + Self.refresh
             for key in ownByKey.keys { messages += ownEvidence(key, now: now, date: date) }
         }
+        if let due = nextDecide, now < due { return messages }
+        nextDecide = now + Self.decidePeriod
         for (key, room) in decider.decide(now: now) {
             messages.append(MQTTMessage(topic: decisionTopic(key), payload: FleetEvidence.decision(room), retain: true))
             messages += announce(key)

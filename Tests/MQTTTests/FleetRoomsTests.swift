@@ -92,6 +92,17 @@ import Testing
         #expect(fleet.stopping() == [MQTTMessage(topic: "nearby/fleet/evidence/gw-kitchen/den/door", payload: "", retain: true)])
     }
 
+    @Test("decisions are made at most every 250 ms, however often the bridge's thread ticks")
+    func decidePeriod() {
+        var fleet = FleetRooms(settings: Self.settings, room: "kitchen", gateway: "gw-kitchen")
+        _ = fleet.connected(now: at(0), date: date)
+        _ = fleet.apply(Self.found("den/door"), now: at(0), date: date)
+        #expect(fleet.tick(now: at(6), date: date).contains { $0.payload == "{\"room\":\"kitchen\"}" })
+        _ = fleet.received(topic: "nearby/fleet/room/den/door", payload: Array("{\"room\":\"garage\"}".utf8), now: at(6.05), date: date)
+        #expect(!fleet.tick(now: at(6.1), date: date).contains { $0.topic.contains("/room/") })
+        #expect(fleet.tick(now: at(6.25), date: date).contains { $0.payload == "{\"room\":\"kitchen\"}" }, "the forged room is replaced")
+    }
+
     @Test("hostile evidence is refused with a reason: oversized, not JSON, control characters in the room, absurd RSSI, stale, wildcards")
     func hostileEvidence() {
         var fleet = FleetRooms(settings: Self.settings, room: "kitchen", gateway: "gw-kitchen")
