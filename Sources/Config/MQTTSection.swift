@@ -4,7 +4,8 @@ import Glibc
 /// `[mqtt]` (docs/config.md, docs/mqtt.md), every problem reported with its line.
 enum MQTTSection {
     static let keys = ["url", "client_id", "username", "password", "password_file", "ca_file", "prefix", "qos", "keepalive_s",
-                       "queue", "reconnect_max_s", "discovery", "discovery_prefix", "commands"]
+                       "queue", "reconnect_max_s", "discovery", "discovery_prefix", "commands",
+                       "room", "fleet"]
 
     static func read(_ root: TOMLTable, reader: inout ConfigReader) -> MQTTSettings? {
         guard let table = reader.table(root, "mqtt", prefix: "") else { return nil }
@@ -58,6 +59,12 @@ enum MQTTSection {
         settings.reconnectMaxS = reader.integer(table, "reconnect_max_s", prefix: "mqtt", range: 1...3600, unit: " s")?.value ?? settings.reconnectMaxS
         settings.discovery = reader.boolean(table, "discovery", prefix: "mqtt")?.value ?? settings.discovery
         settings.commands = reader.boolean(table, "commands", prefix: "mqtt")?.value ?? settings.commands
+        if let (room, line) = reader.string(table, "room", prefix: "mqtt") {
+            if let problem = MQTTSettings.roomProblem(room) { reader.problem(line, "mqtt.room", problem) } else { settings.room = room }
+        }
+        if let (fleet, line) = reader.string(table, "fleet", prefix: "mqtt") {
+            if let problem = topicPrefixProblem(fleet) { reader.problem(line, "mqtt.fleet", problem) } else { settings.fleet = fleet }
+        }
         return reader.problems.count == before ? settings : nil
     }
 

@@ -30,6 +30,11 @@ public struct MQTTSettings: Sendable, Equatable {
     public var discoveryPrefix: String
     /// Commands on `<prefix>/cmd` (answered on `<prefix>/cmd/reply`); off = a read-only bridge.
     public var commands: Bool = false
+    /// This gateway's room: with it, the gateway shares its evidence of each found message with the
+    /// fleet and publishes the room each message is in (docs/mqtt.md, "Rooms"). nil = no rooms.
+    public var room: String?
+    /// The topic prefix every gateway of the fleet shares for evidence and room decisions.
+    public var fleet: String = "nearby/fleet"
 
     /// `<prefix>/status`: `online` while connected, `offline` (the last will) otherwise.
     public var availabilityTopic: String { "\(prefix)/status" }
@@ -52,6 +57,16 @@ public struct MQTTSettings: Sendable, Equatable {
         self.reconnectMaxS = reconnectMaxS
         self.discovery = discovery
         self.discoveryPrefix = discoveryPrefix
+    }
+
+    /// Why `room` cannot be a room name (1…64 bytes of UTF-8, no control character), or nil. Also the
+    /// check of the room names other gateways send: they are outside input.
+    public static func roomProblem(_ room: String) -> String? {
+        if room.isEmpty || room.utf8.count > 64 { return "must be 1 to 64 bytes" }
+        if room.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }) {
+            return "must not contain control characters"
+        }
+        return nil
     }
 
     /// `mqtt://host[:port]`, `mqtts://host[:port]` or `unix:///path`; nil with the reason otherwise.

@@ -25,8 +25,11 @@ struct HomeAssistant {
     }
 
     /// The node id: the client id with what HA allows in a topic level and an id (`[a-zA-Z0-9_-]`).
-    var node: String {
-        String(settings.clientID.unicodeScalars.map { scalar -> Character in
+    var node: String { Self.topicSafe(settings.clientID) }
+
+    /// `text` with every character but `[a-zA-Z0-9_-]` replaced by `_`.
+    static func topicSafe(_ text: String) -> String {
+        String(text.unicodeScalars.map { scalar -> Character in
             scalar.properties.isASCIIHexDigit || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || scalar == "_" || scalar == "-"
                 ? Character(scalar) : "_"
         })

@@ -1,4 +1,5 @@
 import Config
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,6 +16,9 @@ public struct MQTTBridgeStatistics: Sendable, Equatable {
     public var dropped = 0
     public var published = 0
     public var connectAttempts = 0
+    /// With `room`: messages the fleet's rooms track, and pieces of the others' evidence refused.
+    public var roomMessages: Int?
+    public var roomEvidenceRefused: Int?
 }
 
 /// The bridge to the house's MQTT broker (docs/mqtt.md). `publish` (the `EventSink`) may be called from
@@ -47,6 +51,8 @@ public final class MQTTBridge: EventSink, Sendable {
         var outbox: MQTTOutbox
         /// nil with `discovery = false`.
         var homeAssistant: HomeAssistant?
+        /// nil without `room`.
+        var fleet: FleetRooms?
         var statistics = MQTTBridgeStatistics()
         var shutdown = false
         /// A byte is in the wake pipe (or about to be): a burst of events costs one write and one wake-up.
@@ -75,7 +81,8 @@ public final class MQTTBridge: EventSink, Sendable {
         } catch {
             throw MQTTError(broker: settings.url, call: "pipe", kind: .errno(error.rawValue))
         }
-        shared = Mutex(Shared(outbox: outbox, homeAssistant: homeAssistant))
+        let fleet = settings.room.map { FleetRooms(settings: settings, room: $0, gateway: HomeAssistant.topicSafe(settings.clientID)) }
+        shared = Mutex(Shared(outbox: outbox, homeAssistant: homeAssistant, fleet: fleet))
         (changes, changesContinuation) = AsyncStream<Change>.makeStream(bufferingPolicy: .bufferingNewest(256))
     }
 
@@ -83,6 +90,9 @@ public final class MQTTBridge: EventSink, Sendable {
         let wakeNow = shared.withLock { shared -> Bool in
             shared.outbox.add(event)
             for state in shared.homeAssistant?.apply(event) ?? [] { shared.outbox.add(state) }
+            if shared.fleet != nil {
+                for message in shared.fleet!.apply(event, now: .now, date: Date()) { shared.outbox.enqueue(message) }
+            }
             defer { shared.wakePending = true }
             return !shared.wakePending
         }
@@ -104,6 +114,8 @@ public final class MQTTBridge: EventSink, Sendable {
             var statistics = shared.statistics
             statistics.queued = shared.outbox.queued
             statistics.dropped = shared.outbox.dropped
+            statistics.roomMessages = shared.fleet?.decider.count
+            statistics.roomEvidenceRefused = shared.fleet?.refused
             return statistics
         }
     }
@@ -150,6 +162,16 @@ public final class MQTTBridge: EventSink, Sendable {
     var isShuttingDown: Bool { shared.withLock { $0.shutdown } }
 
     func takeQueued() -> [MQTTMessage] { shared.withLock { $0.outbox.takeAll() } }
+
+    // The fleet's rooms (nil/empty without `room`): on the bridge's thread, under the lock.
+    var fleetSubscriptions: [String] { shared.withLock { $0.fleet?.subscriptions ?? [] } }
+    func fleetConnected() -> [MQTTMessage] { shared.withLock { $0.fleet?.connected(now: .now, date: Date()) ?? [] } }
+    func fleetTick() -> [MQTTMessage] { shared.withLock { $0.fleet?.tick(now: .now, date: Date()) ?? [] } }
+    func fleetStopping() -> [MQTTMessage] { shared.withLock { $0.fleet?.stopping() ?? [] } }
+    /// A reason when the message was refused.
+    func fleetReceived(topic: String, payload: [UInt8]) -> String? {
+        shared.withLock { $0.fleet?.received(topic: topic, payload: payload, now: .now, date: Date()) }
+    }
     func retainedState() -> [MQTTMessage] { shared.withLock { $0.outbox.retainedState } }
     func update(_ body: (inout MQTTBridgeStatistics) -> Void) { shared.withLock { body(&$0.statistics) } }
     func report(_ change: Change) { changesContinuation.yield(change) }

@@ -27,6 +27,8 @@ final class MQTTConnectionLoop {
     private var reported: MQTTError?
     /// Counts connections, so commands and their publications are tied to the one they came over.
     private var connection: UInt64 = 0
+    private var refusedSinceLog = 0
+    private var nextRefusalLog: UInt64 = 0
 
     init(bridge: MQTTBridge, client: MosquittoClient) {
         self.bridge = bridge
@@ -42,8 +44,11 @@ final class MQTTConnectionLoop {
             bridge.drainWake()
             if link != .down { service() }
             if link == .up { flushQueue() }
+            if link == .up { send(bridge.fleetTick()) }
         }
         if link == .up {
+            // The others stop counting our evidence at once, rather than after it expires.
+            send(bridge.fleetStopping())
             // A clean DISCONNECT does not send the last will: say `offline` ourselves.
             try? client.publish(topic: settings.availabilityTopic, payload: "offline", qos: 0, retain: true)
             client.disconnect()
@@ -95,8 +100,12 @@ final class MQTTConnectionLoop {
             failed(client.refusal ?? error)
             return
         }
-        for message in client.takeMessages() where settings.commands && message.topic == bridge.commandTopic {
-            bridge.report(.command(message.payload, connection: connection))
+        for message in client.takeMessages() {
+            if settings.commands && message.topic == bridge.commandTopic {
+                bridge.report(.command(message.payload, connection: connection))
+            } else if let refusal = bridge.fleetReceived(topic: message.topic, payload: message.payload) {
+                refused(refusal)
+            }
         }
         switch client.session {
         case .accepted where link == .connecting: connected()
@@ -116,19 +125,21 @@ final class MQTTConnectionLoop {
         logger.notice("mqtt connected", metadata: ["broker": "\(settings.url)", "client_id": "\(settings.clientID)"])
         connection += 1
         bridge.report(.connected(connection))
-        if settings.commands {
-            do throws(MQTTError) {
-                try client.subscribe(bridge.commandTopic, qos: settings.qos)
-            } catch {
-                failed(error)
-                return
-            }
+        do throws(MQTTError) {
+            if settings.commands { try client.subscribe(bridge.commandTopic, qos: settings.qos) }
+            for filter in bridge.fleetSubscriptions { try client.subscribe(filter, qos: settings.qos) }
+        } catch {
+            failed(error)
+            return
         }
         var first = [MQTTMessage(topic: settings.availabilityTopic, payload: "online", retain: true)]
         first += bridge.discoveryMessages
         send(first)
         let queued = bridge.takeQueued()
         if link == .up { send(queued) }
+        // After the queue: evidence queued while down is older than this (a stale retained copy would
+        // stay on the broker until the next refresh).
+        if link == .up { send(bridge.fleetConnected()) }
         // The broker may have restarted without persistence: the found set and `$SYS` state again,
         // but not a topic the queue has just sent as it is now (every state went twice at each connect).
         if link == .up { send(MQTTOutbox.replay(bridge.retainedState(), after: queued)) }
@@ -149,6 +160,18 @@ final class MQTTConnectionLoop {
         } catch {
             failed(error)
         }
+    }
+
+    /// Another gateway's evidence refused (outside input): said at once, then at most once a minute
+    /// with the count in between, so a flood of bad evidence cannot flood the log.
+    private func refused(_ reason: String) {
+        refusedSinceLog += 1
+        let now = SystemCall.monotonicNanoseconds()
+        guard now >= nextRefusalLog else { return }
+        logger.warning("mqtt: fleet evidence refused: \(reason)\(refusedSinceLog > 1 ? " (and \(refusedSinceLog - 1) more)" : "")",
+                       metadata: ["broker": "\(settings.url)"])
+        refusedSinceLog = 0
+        nextRefusalLog = now + 60_000_000_000
     }
 
     private func failed(_ error: MQTTError) {

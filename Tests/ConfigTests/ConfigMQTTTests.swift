@@ -91,4 +91,27 @@ import MQTT
         let (config, _) = try ConfigFixture.load(text)
         #expect(try MQTTPassword.read(try #require(config.mqtt)) == "secret")
     }
+
+    /// Issue 29 item 5: `room` and `fleet` (docs/config.md). A room name also arrives from other
+    /// gateways, so the same check applies to theirs (`MQTTSettings.roomProblem`).
+    @Test func roomAndFleet() throws {
+        let (config, _) = try ConfigFixture.load(Self.base + "[mqtt]\nurl = \"mqtt://b\"\nroom = \"Küche 1\"\nfleet = \"house/rooms\"\n")
+        #expect(config.mqtt?.room == "Küche 1")
+        #expect(config.mqtt?.fleet == "house/rooms")
+        let (minimal, _) = try ConfigFixture.load(Self.base + "[mqtt]\nurl = \"mqtt://b\"\n")
+        #expect(minimal.mqtt?.room == nil)
+        #expect(minimal.mqtt?.fleet == "nearby/fleet")
+        let problems = ConfigFixture.problems(Self.base + """
+            [mqtt]
+            url = "mqtt://b"
+            room = "kitchen\\u001b[2J"
+            fleet = "a/#"
+
+            """)
+        #expect(problems == ["5: mqtt.room: must not contain control characters", "6: mqtt.fleet: must not contain +, # or NUL"])
+        #expect(ConfigFixture.problems(Self.base + "[mqtt]\nurl = \"mqtt://b\"\nroom = \"\"\n") == ["5: mqtt.room: must be 1 to 64 bytes"])
+        #expect(MQTTSettings.roomProblem(String(repeating: "ä", count: 33)) != nil, "66 bytes")
+        #expect(MQTTSettings.roomProblem("a\u{85}b") != nil, "C1 NEL")
+        #expect(MQTTSettings.roomProblem("living room") == nil)
+    }
 }

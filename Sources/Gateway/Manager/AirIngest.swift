@@ -44,7 +44,8 @@ public struct AirIngest: Sendable {
         var total: Int
     }
 
-    /// A found entry whose smoothed RSSI moved enough to tell clients (`FoundSet.SignalRule`).
+    /// A found entry whose smoothed RSSI moved enough to tell clients (`FoundSet.SignalRule`), or a
+    /// message found over BLE that was just heard over audio.
     public struct SignalChange: Sendable {
         var entry: Entry
     }
@@ -225,10 +226,15 @@ public struct AirIngest: Sendable {
     private mutating func sighted<Sink: AirIngestSink>(_ key: DiscoveryKey, details: DiscoveryDetails, rssi: Int8?,
                                                        lostAfter: Duration, authenticated: Bool, now: ContinuousClock.Instant,
                                                        date: Date, into sink: inout Sink, leds: (Self) -> Set<String>) {
+        // A found message heard over audio after BLE sightings is news for clients: near-ultrasound
+        // does not pass walls (the fleet's room evidence, docs/behaviour.md). Looked up for audio only.
+        let nowAudio = details.medium == .audio && found[key].map { $0.detail.medium != .audio } == true
         // Details follow the latest sighting (a beacon's telemetry changes), the event goes out once.
         switch found.record(key, detail: details, rssi: rssi.map(Int.init), lostAfter: lostAfter, now: now, date: date,
                             protected: authenticated) {
-        case .refreshed, .refused:
+        case .refreshed:
+            if nowAudio, let entry = found[key] { sink.signal(SignalChange(entry: entry)) }
+        case .refused:
             return
         case .signalMoved(let entry):
             sink.signal(SignalChange(entry: entry))

@@ -95,6 +95,9 @@ extension MessageManager {
             bridge.add("dropped", mqtt.dropped)
             bridge.add("published", mqtt.published)
             bridge.add("connect_attempts", mqtt.connectAttempts)
+            if let messages = mqtt.roomMessages, let refused = mqtt.roomEvidenceRefused {
+                bridge.add("rooms", rawJSON: "{\"messages\":\(messages),\"refused\":\(refused)}")
+            }
             json.add("mqtt", rawJSON: bridge.string)
         }
         json.add("errors", rawJSON: "[" + errors.map(\.rawValue).sorted().map(JSONObjectWriter.quote).joined(separator: ",") + "]")

@@ -96,6 +96,44 @@ import TestSupport
         #expect(sink.log == ["found livingroom/greeting leds [\"a\"] total 1"])
         #expect(ingest.foundEntries.first?.detail.medium == .audio)
     }
+
+    /// Issue 29 item 5: a message found over BLE and then heard over audio is a signal (medium audio),
+    /// once per change of medium, so the fleet's rooms learn that it is in this room.
+    @Test func audioAfterBLEIsASignal() throws {
+        var ingest = AirIngest(reassembler: FrameFixture.reassembler())
+        ingest.listening = AirIngest.Listening(ble: [Self.livingroom], audio: [Self.livingroom], hasScanPublications: false)
+        var sink = SignalSink()
+        let t0 = ContinuousClock.now
+        func ble(_ ms: Int) throws {
+            for ad in try FrameFixture.codec.bleAdverts(for: FrameFixture.greeting, epoch: FrameFixture.epoch) {
+                let report = AdvertisingReport(eventType: 3, isExtended: false, addressType: .public, address: BDAddress(rawValue: 1),
+                                               rssi: -50, data: ad[...])
+                ingest.ingest(try #require(Sighting(report: report, time: t0 + .milliseconds(ms))), now: t0 + .milliseconds(ms), date: Date(), into: &sink)
+            }
+        }
+        func audio(_ ms: Int) throws {
+            for payload in try FrameFixture.codec.audioPayloads(for: FrameFixture.greeting, epoch: FrameFixture.epoch) {
+                ingest.ingestAudio(payload, now: t0 + .milliseconds(ms), date: Date(), into: &sink)
+            }
+        }
+        try ble(0)
+        try ble(100)
+        #expect(sink.log == ["found ble"], "steady RSSI: no signal")
+        try audio(200)
+        #expect(sink.log == ["found ble", "signal audio"])
+        try audio(300)
+        #expect(sink.log == ["found ble", "signal audio"], "still audio: nothing new")
+        try ble(400)
+        try audio(500)
+        #expect(sink.log == ["found ble", "signal audio", "signal audio"])
+    }
+}
+
+private struct SignalSink: AirIngestSink {
+    var log: [String] = []
+    mutating func found(_ found: AirIngest.Found) { log.append("found \(found.entry.detail.medium.rawValue)") }
+    mutating func signal(_ change: AirIngest.SignalChange) { log.append("signal \(change.entry.detail.medium.rawValue)") }
+    mutating func subscriberBeacon(_ id: SubscriberBeaconID) {}
 }
 
 /// Records what an `AirIngest` reports, as text.
