@@ -172,6 +172,7 @@ struct FleetRooms {
         json.add("name", "Room of \(key)")
         json.add("unique_id", "\(node)_\(object)")
         json.add("object_id", "\(node)_\(object)")
+        json.add("default_entity_id", "sensor.\(node)_\(object)")   // as HomeAssistant.swift: object_id ends in HA 2026.4
         json.add("state_topic", decisionTopic(key))
         json.add("value_template", "{{ value_json.room or 'none' }}")
         json.add("json_attributes_topic", decisionTopic(key))
