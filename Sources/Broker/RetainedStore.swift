@@ -1,24 +1,50 @@
 import NearbyProtocol
 /// Retained events by the manager's key, replayed in the order they were first set.
+///
+/// Kept compactly: a found set at its limit (4,096 by default) has one retained event per entry, so
+/// only the topic and the JSON are held (the event's retain key is the dictionary's key already),
+/// and the table is rebuilt smaller once most of it was cleared (docs/footprint.md).
 struct RetainedStore {
-    private var entries: [String: (sequence: UInt64, event: BrokerEvent)] = [:]
+    private struct Kept {
+        var sequence: UInt64
+        var topic: String
+        var json: String
+    }
+
+    private var entries: [String: Kept] = [:]
     private var nextSequence: UInt64 = 0
 
     var count: Int { entries.count }
 
-    mutating func apply(_ event: BrokerEvent) {
+    /// Applies `event`; returns true when clearing left the table sparse and it was rebuilt smaller:
+    /// a large release of memory, after which the owner may hand free pages back to the kernel.
+    @discardableResult
+    mutating func apply(_ event: BrokerEvent) -> Bool {
         switch event.retain {
-        case .none: break
+        case .none: return false
         case .set(let key):
             let sequence = entries[key]?.sequence ?? nextSequence
             if entries[key] == nil { nextSequence += 1 }
-            entries[key] = (sequence, event)
+            entries[key] = Kept(sequence: sequence, topic: event.topic, json: event.json)
+            return false
         case .clear(let key):
-            entries[key] = nil
+            guard entries.removeValue(forKey: key) != nil else { return false }
+            return shrinkIfSparse()
         }
     }
 
+    /// A dictionary keeps its capacity when emptied: rebuilt once a quarter of it is used.
+    private mutating func shrinkIfSparse() -> Bool {
+        guard entries.capacity > 4 * max(entries.count, 64) else { return false }
+        var shrunk = [String: Kept](minimumCapacity: entries.count)
+        for (key, kept) in entries { shrunk[key] = kept }
+        entries = shrunk
+        return true
+    }
+
     func matching(_ filter: TopicFilter) -> [BrokerEvent] {
-        entries.values.filter { filter.matches($0.event.topic) }.sorted { $0.sequence < $1.sequence }.map(\.event)
+        entries.values.filter { filter.matches($0.topic) }.sorted { $0.sequence < $1.sequence }.map {
+            BrokerEvent(topic: $0.topic, json: $0.json)
+        }
     }
 }

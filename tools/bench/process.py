@@ -374,6 +374,16 @@ def inner(binary, work, out, quick):
             time.sleep(2 + idle_seconds)
             result["idle"]["dynamic"] = dict(memory(a2.pid), rss_kb_by_mapping=rss_by_mapping(a2.pid))
 
+        # Memory per found entry: a third gateway flooded with distinct iBeacons to limits.found, then
+        # left to expire (tools/bench/found_memory.py). Last, so the flood disturbs no other row.
+        from found_memory import measure
+        for p in procs:
+            stop(p)
+        try:
+            result["found_memory"] = measure(binary, work, key + "-fm")
+        except Exception as error:   # reported, the other rows still stand
+            result["found_memory_error"] = f"{type(error).__name__}: {error}"
+
         def stats(values):
             return {"n": len(values), "p50": percentile(values, 0.5), "p99": percentile(values, 0.99),
                     "max": max(values) if values else None}
@@ -423,6 +433,15 @@ def rows(d):
     out.append(row("process", f"lost fired after lost_after_s, error p50 (n={lost['n']})", lost["p50"], limit,
                    "the requirement (+10 % of lost_after_s)", "s", "lower", f"lost_after_s = {d['lost_after_s']}"))
     out.append(row("process", "lost timing error max", lost["max"], limit, "the requirement (+10 %)", "s", "lower"))
+    fm = d.get("found_memory")
+    if fm:
+        growth = fm["rss_full_mb"] - fm["rss_before_mb"]
+        out.append(row("process", f"memory per found entry at limits.found = {fm['limit']:,} (distinct iBeacons)",
+                       fm["per_entry_bytes"], 1024, "target ≤ 1 KB", "B", "lower",
+                       "(RSS with the set full − RSS before the flood) / entries; found set, retained events, indexes"))
+        out.append(row("process", f"RSS after every entry expired − RSS before the flood (lost_after_s = {fm['lost_after_s']})",
+                       fm["rss_expired_mb"] - fm["rss_before_mb"], growth, "RSS growth with the set full", "MB", "lower",
+                       "what the expiry did not give back"))
     return out
 
 
@@ -431,7 +450,18 @@ def details(d):
             f"({d['misses']} missed: no found or not heard on the air), lost_after_s = {d['lost_after_s']}. "
             f"PUB → advert on air p50 {d['pub_air_ms']['p50']} ms (B's radio reacting). "
             f"Raw: start {d['start_ms']}, floor start {d['floor_start_ms']}, air→found {d['air_found_ms']}, "
-            f"PUB→found {d['pub_found_ms']}, floor enable→report {d['floor_enable_ms']}, lost error (s) {d['lost_error_s']}.")
+            f"PUB→found {d['pub_found_ms']}, floor enable→report {d['floor_enable_ms']}, lost error (s) {d['lost_error_s']}."
+            + found_memory_details(d))
+
+
+def found_memory_details(d):
+    fm = d.get("found_memory")
+    if not fm:
+        return f" Memory per found entry not measured: {d.get('found_memory_error', 'absent from this run')}."
+    anon = fm.get("rss_anon_kb", {})
+    return (f" Found-set flood: {fm['sent']:,} distinct iBeacons sent until {fm['found']:,} were found ({fm['evicted']:,} evicted); "
+            f"VmRSS {fm['rss_before_mb']:.1f} → {fm['rss_full_mb']:.1f} → {fm['rss_expired_mb']:.1f} MB (before, full, all expired), "
+            f"RssAnon {anon.get('before')} → {anon.get('full')} → {anon.get('expired')} kB.")
 
 
 if __name__ == "__main__":
