@@ -7,8 +7,15 @@ import NearbyProtocol
 struct RetainedStore {
     private struct Kept {
         var sequence: UInt64
+        /// The topic, or empty when it is the first `topicBytes` of the key: a found event's key is its
+        /// topic with `#` and a hash after it, and a `$SYS` event's key is its topic, so the topic
+        /// costs no string of its own (an empty String allocates nothing; an optional one would make
+        /// every slot of the table larger).
         var topic: String
+        var topicBytes: Int
         var json: String
+
+        func topic(key: String) -> String { topic.isEmpty ? String(Substring(key.utf8.prefix(topicBytes))) : topic }
     }
 
     private var entries: [String: Kept] = [:]
@@ -25,7 +32,8 @@ struct RetainedStore {
         case .set(let key):
             let sequence = entries[key]?.sequence ?? nextSequence
             if entries[key] == nil { nextSequence += 1 }
-            entries[key] = Kept(sequence: sequence, topic: event.topic, json: event.json)
+            let inKey = key.utf8.starts(with: event.topic.utf8)
+            entries[key] = Kept(sequence: sequence, topic: inKey ? "" : event.topic, topicBytes: event.topic.utf8.count, json: event.json)
             return false
         case .clear(let key):
             guard entries.removeValue(forKey: key) != nil else { return false }
@@ -43,8 +51,9 @@ struct RetainedStore {
     }
 
     func matching(_ filter: TopicFilter) -> [BrokerEvent] {
-        entries.values.filter { filter.matches($0.topic) }.sorted { $0.sequence < $1.sequence }.map {
-            BrokerEvent(topic: $0.topic, json: $0.json)
-        }
+        entries.compactMap { key, kept in
+            let topic = kept.topic(key: key)
+            return filter.matches(topic) ? (kept.sequence, BrokerEvent(topic: topic, json: kept.json)) : nil
+        }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }
