@@ -95,6 +95,32 @@ def measure(binary, work, key, limit=4096, lost_after=30, batch=2048):
             stop(p)
 
 
+def rows(d):
+    """The process section's rows of this measurement (`d` is the section's result)."""
+    from report import row
+    out = []
+    fm = d.get("found_memory")
+    if fm:
+        growth = fm["rss_full_mb"] - fm["rss_before_mb"]
+        out.append(row("process", f"memory per found entry at limits.found = {fm['limit']:,} (distinct iBeacons)",
+                       fm["per_entry_bytes"], 1024, "target ≤ 1 KB", "B", "lower",
+                       "(RSS with the set full − RSS before the flood) / entries; found set, retained events, indexes"))
+        out.append(row("process", f"RSS after every entry expired − RSS before the flood (lost_after_s = {fm['lost_after_s']})",
+                       fm["rss_expired_mb"] - fm["rss_before_mb"], growth, "RSS growth with the set full", "MB", "lower",
+                       "what the expiry did not give back"))
+    return out
+
+
+def details(d):
+    fm = d.get("found_memory")
+    if not fm:
+        return f" Memory per found entry not measured: {d.get('found_memory_error', 'absent from this run')}."
+    anon = fm.get("rss_anon_kb", {})
+    return (f" Found-set flood: {fm['sent']:,} distinct iBeacons sent until {fm['found']:,} were found ({fm['evicted']:,} evicted); "
+            f"VmRSS {fm['rss_before_mb']:.1f} → {fm['rss_full_mb']:.1f} → {fm['rss_expired_mb']:.1f} MB (before, full, all expired), "
+            f"RssAnon {anon.get('before')} → {anon.get('full')} → {anon.get('expired')} kB.")
+
+
 def inner(binary, work, out, quick):
     result = measure(binary, work, f"bench-found-memory-{os.getpid()}")
     with open(out, "w") as f:

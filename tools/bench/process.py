@@ -35,6 +35,8 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 # The frame format's independent implementation (docs/protocol.md): frames are encrypted, so the
 # observer looks for a message's first chunk header (kind, sequence, message id), not its content.
+import found_memory  # noqa: E402  (imports this module's helpers inside its functions only)
+
 _frames = importlib.machinery.SourceFileLoader(
     "frame_open", os.path.join(HERE, "..", "system-test", "guest", "frame-open")).load_module()
 ROTATE_S = 600   # the gateways' default radio.rotate_s, as config() leaves it
@@ -376,11 +378,10 @@ def inner(binary, work, out, quick):
 
         # Memory per found entry: a third gateway flooded with distinct iBeacons to limits.found, then
         # left to expire (tools/bench/found_memory.py). Last, so the flood disturbs no other row.
-        from found_memory import measure
         for p in procs:
             stop(p)
         try:
-            result["found_memory"] = measure(binary, work, key + "-fm")
+            result["found_memory"] = found_memory.measure(binary, work, key + "-fm")
         except Exception as error:   # reported, the other rows still stand
             result["found_memory_error"] = f"{type(error).__name__}: {error}"
 
@@ -433,15 +434,7 @@ def rows(d):
     out.append(row("process", f"lost fired after lost_after_s, error p50 (n={lost['n']})", lost["p50"], limit,
                    "the requirement (+10 % of lost_after_s)", "s", "lower", f"lost_after_s = {d['lost_after_s']}"))
     out.append(row("process", "lost timing error max", lost["max"], limit, "the requirement (+10 %)", "s", "lower"))
-    fm = d.get("found_memory")
-    if fm:
-        growth = fm["rss_full_mb"] - fm["rss_before_mb"]
-        out.append(row("process", f"memory per found entry at limits.found = {fm['limit']:,} (distinct iBeacons)",
-                       fm["per_entry_bytes"], 1024, "target ≤ 1 KB", "B", "lower",
-                       "(RSS with the set full − RSS before the flood) / entries; found set, retained events, indexes"))
-        out.append(row("process", f"RSS after every entry expired − RSS before the flood (lost_after_s = {fm['lost_after_s']})",
-                       fm["rss_expired_mb"] - fm["rss_before_mb"], growth, "RSS growth with the set full", "MB", "lower",
-                       "what the expiry did not give back"))
+    out += found_memory.rows(d)
     return out
 
 
@@ -451,17 +444,7 @@ def details(d):
             f"PUB → advert on air p50 {d['pub_air_ms']['p50']} ms (B's radio reacting). "
             f"Raw: start {d['start_ms']}, floor start {d['floor_start_ms']}, air→found {d['air_found_ms']}, "
             f"PUB→found {d['pub_found_ms']}, floor enable→report {d['floor_enable_ms']}, lost error (s) {d['lost_error_s']}."
-            + found_memory_details(d))
-
-
-def found_memory_details(d):
-    fm = d.get("found_memory")
-    if not fm:
-        return f" Memory per found entry not measured: {d.get('found_memory_error', 'absent from this run')}."
-    anon = fm.get("rss_anon_kb", {})
-    return (f" Found-set flood: {fm['sent']:,} distinct iBeacons sent until {fm['found']:,} were found ({fm['evicted']:,} evicted); "
-            f"VmRSS {fm['rss_before_mb']:.1f} → {fm['rss_full_mb']:.1f} → {fm['rss_expired_mb']:.1f} MB (before, full, all expired), "
-            f"RssAnon {anon.get('before')} → {anon.get('full')} → {anon.get('expired')} kB.")
+            + found_memory.details(d))
 
 
 if __name__ == "__main__":
