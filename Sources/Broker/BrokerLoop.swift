@@ -128,7 +128,10 @@ final class BrokerLoop {
     private func handle(_ item: BrokerInbox.Item) {
         switch item {
         case .event(let event):
-            retained.apply(event)
+            // The broker frees last when a flood of found entries expires (the manager has already
+            // dropped its own): glibc keeps freed memory for reuse, so hand it back here, only after
+            // a large release (malloc_trim walks every arena).
+            if retained.apply(event) { SystemCall.releaseFreeHeap() }
             if event.retain != .none {
                 let count = retained.count
                 inbox.updateStatistics { $0.retained = count }

@@ -35,6 +35,9 @@ struct SubscriptionIndex<Subscriber: Hashable> {
 
     /// Every subscriber with at least one filter matching `topic`, each once.
     mutating func subscribers(of topic: String) -> [Subscriber] {
+        // Without subscriptions there is nothing to match, nor to remember: a flood of distinct
+        // found and lost topics would otherwise fill the cache for nobody.
+        if byFilter.isEmpty { return [] }
         if let known = byTopic[topic] { return known }
         var found: [Subscriber] = []
         var matchedFilters = 0

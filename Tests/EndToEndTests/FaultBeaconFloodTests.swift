@@ -65,6 +65,42 @@ extension EndToEnd {
             #expect(try await gateway.stop() == 0)
         }
 
+        /// Issue 31, item 4: once a flood's beacons have all expired, the memory they took comes back
+        /// (the found set's table and heaps and the broker's retained store are rebuilt smaller, then
+        /// `malloc_trim`). Anonymous RSS only (RssAnon): the code pages the flood faults in stay mapped.
+        @Test("After a flood fills the default found set (4,096) and every beacon expires, most of the memory it took comes back")
+        func memoryComesBackAfterExpiry() async throws {
+            let air = try PrivateAir(label: "expiry")
+            try air.start()
+            defer { air.stop() }
+            var config = try TestGatewayConfig("expiry", name: "e")
+            config.radioDevice = "h4:\(air.socketPath)"
+            config.lostAfterSeconds = 30
+            config.subscriptions = ["namespace = \"expiry\"\ntype = \"*\"\nmediums = [\"ble\"]\ninclude = [\"ibeacon\"]\nlost_after_s = 30"]
+            let gateway = try await config.start(logLevel: "info")
+            let watch = try SocketClient(path: config.socketPath)
+            _ = try await stats(watch)
+            let before = try residentKiB(gateway.pid, "RssAnon")
+
+            var next = 0
+            let full = try await flood(air: air, next: &next, batch: 2_048, watch: watch, until: "found", reaches: 4_096)
+            let rssFull = try residentKiB(gateway.pid, "RssAnon")
+            try #require(full["found"] as? Int == 4_096, "the found set never filled: \(full)")
+            // Polled with a deadline: nothing announces "every entry expired" but the count itself.
+            let deadline = ContinuousClock.now + .seconds(120)
+            while try await stats(watch)["found"] as? Int ?? 0 > 0 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            let empty = try await stats(watch)
+            let rssAfter = try residentKiB(gateway.pid, "RssAnon")
+            print("found expiry: RssAnon \(before) KiB before, \(rssFull) KiB full, \(rssAfter) KiB after every entry expired; \(empty)")
+            #expect(empty["found"] as? Int == 0, "entries left: \(empty)")
+            #expect(rssFull - before > 2 * 1024, "the flood took too little to tell (\(before) → \(rssFull) KiB)")
+            #expect(rssAfter - before <= (rssFull - before) / 2,
+                    "RssAnon \(before) → \(rssFull) → \(rssAfter) KiB: less than half of the flood's memory came back")
+            #expect(try await gateway.stop() == 0)
+        }
+
         /// Issue 28 (fault runs): `GET found` answered in one line of 1.3 MB (4,096 entries), though lines
         /// are at most 4,096 bytes. Now one `$SYS/found` line per entry, then `OK <count>`.
         @Test("GET found: one line per entry, each within 4,096 bytes, closed by OK <count>")
@@ -137,11 +173,11 @@ extension EndToEnd {
             #expect(!process.isRunning && process.terminationStatus == 0, "the beacon flooder failed")
         }
 
-        private func residentKiB(_ pid: Int32) throws -> Int {
+        private func residentKiB(_ pid: Int32, _ field: String = "VmRSS") throws -> Int {
             let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
                   let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else {
-                throw TimeoutError(description: "no VmRSS for \(pid)")
+                throw TimeoutError(description: "no \(field) for \(pid)")
             }
             return kib
         }

@@ -35,6 +35,8 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 # The frame format's independent implementation (docs/protocol.md): frames are encrypted, so the
 # observer looks for a message's first chunk header (kind, sequence, message id), not its content.
+import found_memory  # noqa: E402  (imports this module's helpers inside its functions only)
+
 _frames = importlib.machinery.SourceFileLoader(
     "frame_open", os.path.join(HERE, "..", "system-test", "guest", "frame-open")).load_module()
 ROTATE_S = 600   # the gateways' default radio.rotate_s, as config() leaves it
@@ -374,6 +376,15 @@ def inner(binary, work, out, quick):
             time.sleep(2 + idle_seconds)
             result["idle"]["dynamic"] = dict(memory(a2.pid), rss_kb_by_mapping=rss_by_mapping(a2.pid))
 
+        # Memory per found entry: a third gateway flooded with distinct iBeacons to limits.found, then
+        # left to expire (tools/bench/found_memory.py). Last, so the flood disturbs no other row.
+        for p in procs:
+            stop(p)
+        try:
+            result["found_memory"] = found_memory.measure(binary, work, key + "-fm")
+        except Exception as error:   # reported, the other rows still stand
+            result["found_memory_error"] = f"{type(error).__name__}: {error}"
+
         def stats(values):
             return {"n": len(values), "p50": percentile(values, 0.5), "p99": percentile(values, 0.99),
                     "max": max(values) if values else None}
@@ -423,6 +434,7 @@ def rows(d):
     out.append(row("process", f"lost fired after lost_after_s, error p50 (n={lost['n']})", lost["p50"], limit,
                    "the requirement (+10 % of lost_after_s)", "s", "lower", f"lost_after_s = {d['lost_after_s']}"))
     out.append(row("process", "lost timing error max", lost["max"], limit, "the requirement (+10 %)", "s", "lower"))
+    out += found_memory.rows(d)
     return out
 
 
@@ -431,7 +443,8 @@ def details(d):
             f"({d['misses']} missed: no found or not heard on the air), lost_after_s = {d['lost_after_s']}. "
             f"PUB → advert on air p50 {d['pub_air_ms']['p50']} ms (B's radio reacting). "
             f"Raw: start {d['start_ms']}, floor start {d['floor_start_ms']}, air→found {d['air_found_ms']}, "
-            f"PUB→found {d['pub_found_ms']}, floor enable→report {d['floor_enable_ms']}, lost error (s) {d['lost_error_s']}.")
+            f"PUB→found {d['pub_found_ms']}, floor enable→report {d['floor_enable_ms']}, lost error (s) {d['lost_error_s']}."
+            + found_memory.details(d))
 
 
 if __name__ == "__main__":

@@ -123,6 +123,8 @@ def fmt(value, unit):
         return f"{value:.2f}"
     if unit == "x RT":
         return f"{value:.4f}"
+    if unit == "B":
+        return f"{value:,.0f} B"
     if unit in ("ms", "s", "MB"):
         return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
     return f"{value:.3g} {unit}"

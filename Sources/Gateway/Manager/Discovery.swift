@@ -58,7 +58,10 @@ enum DiscoveryKey: Hashable, Sendable {
 struct ShortBytes: Hashable, Sendable {
     private var high: UInt64 = 0
     private var low: UInt64 = 0
-    let count: Int
+    /// One byte, not an `Int`: the key holds two of these (Eddystone UID), and every found entry
+    /// holds its key four times (the table's key, the entry's, two heap items): 8 bytes less each.
+    private let length: UInt8
+    var count: Int { Int(length) }
 
     /// The first 16 bytes of `bytes`.
     init<C: Collection<UInt8>>(_ bytes: C) {
@@ -67,7 +70,7 @@ struct ShortBytes: Hashable, Sendable {
             if count < 8 { high |= UInt64(byte) << (56 - 8 * count) } else { low |= UInt64(byte) << (56 - 8 * (count - 8)) }
             count += 1
         }
-        self.count = count
+        self.length = UInt8(count)
     }
 
     var bytes: [UInt8] {

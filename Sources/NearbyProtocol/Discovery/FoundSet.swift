@@ -159,22 +159,50 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     }
 
     /// Keys lost, removed or evicted stay in `byLastSeen` until popped: rebuild it from the live
-    /// entries when they outnumber those, so it stays within twice the set's size.
+    /// entries when stale items pass half of those, so it stays within 1.5 times the set's size.
     private mutating func compactIfStale(_ standing: Int) {
         let live = standing == 1 ? protectedCount : entries.count - protectedCount
-        guard byLastSeen[standing].count > 2 * live + 64 else { return }
-        var rebuilt = DeadlineHeap<Key>()
-        for entry in entries.values where entry.protected == (standing == 1) { rebuilt.push(entry.lastSeenInstant, entry.key) }
-        byLastSeen[standing] = rebuilt
+        guard byLastSeen[standing].count > Self.compactionBound(live) else { return }
+        byLastSeen[standing] = rebuiltByLastSeen(standing)
     }
 
     /// Evicted and removed keys keep their deadline item until it comes up (up to `lostAfter`, a day
-    /// at most): rebuild the heap from the live entries when stale items outnumber them.
+    /// at most): rebuild the heap from the live entries when stale items pass half of them. A flood
+    /// of fresh beacons evicts one entry per sighting; with the bound at twice the set the heaps'
+    /// arrays grew to four times its size (their capacity doubles), more than the entries themselves.
     private mutating func compactDeadlinesIfStale() {
-        guard heap.count > 2 * entries.count + 64 else { return }
-        var rebuilt = DeadlineHeap<Key>()
+        guard heap.count > Self.compactionBound(entries.count) else { return }
+        heap = rebuiltDeadlines()
+    }
+
+    /// Items a heap may hold for `live` entries before it is rebuilt; rebuilt heaps reserve exactly
+    /// this, so they never grow between two rebuilds.
+    private static func compactionBound(_ live: Int) -> Int { live + live / 2 + 64 }
+
+    private func rebuiltDeadlines() -> DeadlineHeap<Key> {
+        var rebuilt = DeadlineHeap<Key>(capacity: Self.compactionBound(entries.count) + 1)
         for entry in entries.values { rebuilt.push(entry.deadline, entry.key) }
-        heap = rebuilt
+        return rebuilt
+    }
+
+    private func rebuiltByLastSeen(_ standing: Int) -> DeadlineHeap<Key> {
+        let live = standing == 1 ? protectedCount : entries.count - protectedCount
+        var rebuilt = DeadlineHeap<Key>(capacity: Self.compactionBound(live) + 1)
+        for entry in entries.values where entry.protected == (standing == 1) { rebuilt.push(entry.lastSeenInstant, entry.key) }
+        return rebuilt
+    }
+
+    /// Dictionaries and arrays keep their capacity when emptied: after a large expiry (a flood of
+    /// beacons gone), the table and the heaps are rebuilt at the size of what is left, so the memory
+    /// can go back (docs/footprint.md). Returns whether it shrank anything.
+    private mutating func shrinkIfSparse() -> Bool {
+        guard entries.capacity > 4 * max(entries.count, 64) else { return false }
+        var shrunk = [Key: Entry](minimumCapacity: entries.count)
+        for (key, entry) in entries { shrunk[key] = entry }
+        entries = shrunk
+        heap = rebuiltDeadlines()
+        byLastSeen = [rebuiltByLastSeen(0), rebuiltByLastSeen(1)]
+        return true
     }
 
     /// Removes `key` from the set and its counts (its heap items are skipped when they come up).
@@ -232,6 +260,7 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
         while let deadline = nextDeadline(), deadline <= now, let (_, key) = heap.pop() {
             if let entry = take(key) { lost.append(entry) }
         }
+        if !lost.isEmpty { _ = shrinkIfSparse() }
         return lost
     }
 
@@ -271,6 +300,11 @@ extension FoundSet where Detail == NoDetail {
 /// A binary min-heap of (deadline, key).
 struct DeadlineHeap<Key: Sendable>: Sendable {
     private var items: [(ContinuousClock.Instant, Key)] = []
+
+    init() {}
+
+    /// Room for `capacity` items before the array grows.
+    init(capacity: Int) { items.reserveCapacity(capacity) }
 
     var top: (ContinuousClock.Instant, Key)? { items.first }
     var count: Int { items.count }

@@ -1,0 +1,111 @@
+@testable import Broker
+import Config
+import Foundation
+@testable import NearbyProtocol
+import Radio
+import SystemCall
+import Testing
+import TestSupport
+@testable import Gateway
+
+/// Issue 31, item 4: what one found entry costs, part by part, at the default `limits.found`, with
+/// distinct iBeacons each heard in its own HCI event (as btvirt and a busy air deliver them). Resident
+/// anonymous memory (RssAnon) before and after each part; the breakdown is printed for
+/// docs/footprint.md. Run alone (`--filter FoundMemory`): the figures are differences within this
+/// test, and other tests in the process would move them.
+@Suite(.serialized) struct FoundMemoryTests {
+    static let limit = GatewayConfig.defaultMaxFound
+    static let beacons = Subscription(namespace: "flood", type: "*", mediums: [.ble], mode: .scan, background: false,
+                                      lostAfter: .seconds(30), include: [.iBeacon], led: nil)
+
+    struct NoSink: AirIngestSink {
+        var found = 0
+        mutating func found(_ found: AirIngest.Found) { self.found += 1 }
+        mutating func subscriberBeacon(_ id: SubscriberBeaconID) {}
+    }
+
+    static func heapInUse() -> Int { (SystemCall.residentAnonymousKiB() ?? 0) * 1024 }
+
+    /// The iBeacon `k` of tools/flood/beacons.py, in an HCI event of its own.
+    static func sighting(_ k: Int, at now: ContinuousClock.Instant) -> Sighting {
+        let uuid: [UInt8] = [0xF1, 0x00, 0xD5, UInt8(truncatingIfNeeded: k >> 16)] + [UInt8](repeating: 0, count: 12)
+        let data: [UInt8] = [0x4C, 0x00, 0x02, 0x15] + uuid + [UInt8(truncatingIfNeeded: k >> 8), UInt8(truncatingIfNeeded: k), 0x00, 0x01, 0xC5]
+        let ad = [UInt8(data.count + 1), 0xFF] + data
+        let packet = HCIEventBytes.legacyReport(ad, address: [1, 2, 3, 4, 5, 0xC6])
+        let start = 4 + 9   // after the event header and the report's header
+        return Sighting(address: BDAddress(packet, at: 6), addressType: .random, rssi: nil,
+                        data: packet[start..<(start + ad.count)], time: now)
+    }
+
+    /// A found event as the manager makes it (`eventJSON`, `retainKey`), kept by the broker.
+    static func foundEvent(_ entry: AirIngest.Entry) -> BrokerEvent {
+        let suffix = entry.key.topicSuffix
+        let slash = suffix.firstIndex(of: "/")!
+        let message = Message(namespace: String(suffix[..<slash]), type: String(suffix[slash...].dropFirst()),
+                              content: Array(entry.detail.content))
+        let json = SightingEvent.json(message: message, medium: .ble, rssi: entry.rssi, firstSeen: entry.firstSeen,
+                                      lastSeen: entry.lastSeen) { writer in
+            writer.add("rssi_avg", rawJSON: "null")
+            writer.add("distance_m", rawJSON: "null")
+            for (name, value) in entry.detail.extraFields { writer.add(name, rawJSON: value) }
+        }
+        let key = "found/" + suffix + "#" + String(UInt(bitPattern: entry.key.hashValue), radix: 36)
+        return BrokerEvent(topic: "found/" + suffix, json: json, retain: .set(key))
+    }
+
+    @Test("memory per found entry at limits.found, distinct iBeacons: found set and retained events, and what comes back after expiry")
+    func perEntryBreakdown() throws {
+        var ingest = AirIngest(reassembler: FrameFixture.reassembler())
+        ingest.listening = AirIngest.Listening(ble: [Self.beacons], audio: [], hasScanPublications: false)
+        var store = RetainedStore()
+        let t0 = ContinuousClock.now, d0 = Date(timeIntervalSince1970: 1_790_000_000)
+
+        func fill(from first: Int, at now: ContinuousClock.Instant) -> Int {
+            var sink = NoSink()
+            for k in first..<(first + Self.limit) { ingest.ingest(Self.sighting(k, at: now), now: now, date: d0, into: &sink) }
+            return sink.found
+        }
+        func expireAll(at now: ContinuousClock.Instant) {
+            for entry in ingest.expireFound(now: now) {
+                store.apply(BrokerEvent(topic: "lost/x", json: "{}", retain: .clear(Self.foundEvent(entry).retain.key!)))
+            }
+        }
+
+        // No warm-up round: glibc would reuse its freed chunks, and the second round would cost nothing in RSS.
+        let empty = Self.heapInUse()
+        let found = fill(from: 0, at: t0)
+        let foundSet = Self.heapInUse()
+        var lineBytes = 0
+        for entry in ingest.foundEntries {
+            let event = Self.foundEvent(entry)
+            lineBytes += event.topic.utf8.count + event.json.utf8.count + (event.retain.key?.utf8.count ?? 0)
+            store.apply(event)
+        }
+        let full = Self.heapInUse()
+        #expect(found == Self.limit)
+        #expect(ingest.foundCount == Self.limit && store.count == Self.limit)
+        let perEntry = Double(full - empty) / Double(Self.limit)
+        print(String(format: "found memory: %.0f B per entry: found set %.0f (entry %d B stride, key %d B), retained store %.0f "
+                     + "(of it the topic, JSON and retain key's bytes %.0f)",
+                     perEntry, Double(foundSet - empty) / Double(Self.limit), MemoryLayout<AirIngest.Entry>.stride,
+                     MemoryLayout<DiscoveryKey>.stride, Double(full - foundSet) / Double(Self.limit),
+                     Double(lineBytes) / Double(Self.limit)))
+
+        expireAll(at: t0 + .seconds(80))
+        let expired = Self.heapInUse()
+        SystemCall.releaseFreeHeap()
+        let trimmed = Self.heapInUse()
+        print("found memory: \(expired - empty) B of \(full - empty) B still resident after every entry expired, "
+              + "\(trimmed - empty) B after malloc_trim")
+        #expect(ingest.foundCount == 0 && store.count == 0)
+    }
+}
+
+extension BrokerEvent.Retain {
+    var key: String? {
+        switch self {
+        case .none: nil
+        case .set(let key), .clear(let key): key
+        }
+    }
+}
