@@ -86,10 +86,13 @@ extension EndToEnd {
             let full = try await flood(air: air, next: &next, batch: 2_048, watch: watch, until: "found", reaches: 4_096)
             let rssFull = try residentKiB(gateway.pid, "RssAnon")
             try #require(full["found"] as? Int == 4_096, "the found set never filled: \(full)")
-            // Polled with a deadline: nothing announces "every entry expired" but the count itself.
+            // Expiry announces itself by lost events; the count in GET stats is the truth (a slow
+            // reader may be dropped some), so it is asked again after each batch of them.
+            _ = try await watch.request("SUB lost/#")
             let deadline = ContinuousClock.now + .seconds(120)
             while try await stats(watch)["found"] as? Int ?? 0 > 0 && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(500))
+                let seen = watch.received.count
+                _ = try? await watch.waitForLine(after: seen, timeout: .seconds(10), what: "a lost event") { $0.hasPrefix("lost/") }
             }
             let empty = try await stats(watch)
             let rssAfter = try residentKiB(gateway.pid, "RssAnon")
