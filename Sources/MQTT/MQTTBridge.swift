@@ -73,7 +73,7 @@ public final class MQTTBridge: EventSink, Sendable {
         do throws(Errno) {
             wakePipe = try WakePipe()
         } catch {
-            throw MQTTError(broker: settings.url, call: "pipe", kind: .errno(error.rawValue))
+            throw MQTTError(broker: settings.url, call: "pipe", kind: .errno(error))
         }
         shared = Mutex(Shared(outbox: outbox, homeAssistant: homeAssistant))
         (changes, changesContinuation) = AsyncStream<Change>.makeStream(bufferingPolicy: .bufferingNewest(256))
@@ -122,7 +122,7 @@ public final class MQTTBridge: EventSink, Sendable {
                 }
             }
         } catch {
-            throw MQTTError(broker: settings.url, call: "pthread_create", kind: .errno(error.rawValue))
+            throw MQTTError(broker: settings.url, call: "pthread_create", kind: .errno(error))
         }
     }
 
