@@ -106,14 +106,14 @@ let package = Package(
         .executableTarget(name: "FuzzTargets", dependencies: ["Radio", "Modem", "NearbyProtocol", "Config", "Broker", "Gateway", "TestSupport"]),
 
         .testTarget(name: "RadioTests", dependencies: ["Radio", "SplitMix", "SystemCall", "TestSupport"]),
-        .testTarget(name: "ModemTests", dependencies: ["Modem"]),
+        .testTarget(name: "ModemTests", dependencies: ["Modem", "SystemCall"]),
         // One test target per module, its folders mirroring the module's.
         .testTarget(name: "SystemCallTests", dependencies: ["SystemCall"]),
         .testTarget(name: "NearbyProtocolTests", dependencies: ["NearbyProtocol", "SplitMix", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "MQTT", "NearbyProtocol", "Radio", "TestSupport"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "NearbyProtocol", "SplitMix", "SystemCall", "TestSupport", logging]),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs", "NearbyProtocol", "SystemCall", "TestSupport", logging]),
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Config", "NearbyProtocol"]),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Config", "NearbyProtocol", "SystemCall"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "LEDs", "MQTT", "Radio",
                                                           "SplitMix", "SystemCall", "TestSupport"]),
         // Drives the built `nearby-gateway` binary against btvirt, ALSA's file plugin and the socket.

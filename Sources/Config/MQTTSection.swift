@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import SystemCall
 
 /// `[mqtt]` (docs/config.md, docs/mqtt.md), every problem reported with its line.
 enum MQTTSection {
@@ -71,7 +72,11 @@ enum MQTTSection {
     /// The password file must be readable by the gateway and by no one else.
     static func privateFileProblem(_ path: String) -> String? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return "\(path): \(String(cString: strerror(errno)))" }
+        do throws(Errno) {
+            try SystemCall.retrying { stat(path, &info) }
+        } catch {
+            return "\(path): \(error)"
+        }
         guard info.st_mode & S_IFMT == S_IFREG else { return "\(path) is not a regular file" }
         let mode = info.st_mode & 0o777
         if mode & 0o077 != 0 { return "\(path) is readable by others (mode 0\(String(mode, radix: 8))); chmod 600 it" }

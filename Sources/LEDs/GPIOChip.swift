@@ -88,7 +88,7 @@ public final class GPIOChip: Sendable {
         offset: UInt32, call: String, _ request: (OpaquePointer) -> OpaquePointer?
     ) throws(GPIOError) -> GPIOPointer {
         guard offset < lineCount else {
-            throw GPIOError(kind: .noSuchLine, chip: name, line: offset, call: call, errno: EINVAL,
+            throw GPIOError(kind: .noSuchLine, chip: name, line: offset, call: call, errno: Errno(rawValue: EINVAL),
                             detail: "the chip has \(lineCount) lines (0...\(Int(lineCount) - 1))")
         }
         // A request updates the chip's line table (libgpiod 1.6), hence the chip lock.
@@ -128,7 +128,7 @@ public final class GPIOOutputLine: LEDLine {
     }
 
     private func released(_ call: String) -> GPIOError {
-        GPIOError(kind: .released, chip: chip.name, line: offset, call: call, errno: 0)
+        GPIOError(kind: .released, chip: chip.name, line: offset, call: call, errno: Errno(rawValue: 0))
     }
 }
 
@@ -179,7 +179,7 @@ public final class GPIOEdgeLine: GPIOEventSource {
     }
 
     private func released(_ call: String) -> GPIOError {
-        GPIOError(kind: .released, chip: chip.name, line: offset, call: call, errno: 0)
+        GPIOError(kind: .released, chip: chip.name, line: offset, call: call, errno: Errno(rawValue: 0))
     }
 }
 
@@ -219,13 +219,10 @@ private func gpioCall(
     classify: (Int32) -> GPIOError.Kind, _ body: () -> Int32
 ) throws(GPIOError) -> Int32 {
     do {
-        // errno cleared first: libgpiod v1 may return -1 from a path that does not set it.
-        return try SystemCall.retrying { () -> Int32 in
-            errno = 0
-            return body()
-        }
+        // errno cleared first by the helper: libgpiod v1 may return -1 from a path that does not set it.
+        return try SystemCall.retrying(body)
     } catch {
-        throw GPIOError(kind: classify(error.rawValue), chip: chip, line: line, call: call, errno: error.rawValue)
+        throw GPIOError(kind: classify(error.rawValue), chip: chip, line: line, call: call, errno: error)
     }
 }
 
@@ -234,10 +231,9 @@ private func gpioPointer(
     _ call: String, chip: String, line: UInt32? = nil,
     classify: (Int32) -> GPIOError.Kind, _ body: () -> OpaquePointer?
 ) throws(GPIOError) -> OpaquePointer {
-    errno = 0
-    guard let pointer = body() else {
-        let code = errno
-        throw GPIOError(kind: classify(code), chip: chip, line: line, call: call, errno: code)
+    do {
+        return try SystemCall.nonNull(body)
+    } catch {
+        throw GPIOError(kind: classify(error.rawValue), chip: chip, line: line, call: call, errno: error)
     }
-    return pointer
 }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import SystemCall
 
 /// A failed GPIO operation: which chip, which line, which libgpiod call and the errno it left.
 ///
@@ -35,11 +36,12 @@ public struct GPIOError: Error, Sendable, Equatable, CustomStringConvertible {
     public var line: UInt32?
     /// The libgpiod function that failed.
     public var call: String
-    public var errno: Int32
+    /// Errno 0 when the failure has none (a line already released).
+    public var errno: Errno
     /// Extra context when errno alone does not say it (e.g. "chip has 54 lines").
     public var detail: String?
 
-    public init(kind: Kind, chip: String, line: UInt32? = nil, call: String, errno: Int32, detail: String? = nil) {
+    public init(kind: Kind, chip: String, line: UInt32? = nil, call: String, errno: Errno, detail: String? = nil) {
         self.kind = kind
         self.chip = chip
         self.line = line
@@ -52,7 +54,7 @@ public struct GPIOError: Error, Sendable, Equatable, CustomStringConvertible {
         var text = "gpiochip '\(chip)'"
         if let line { text += " line \(line)" }
         text += ": \(call) failed"
-        if errno != 0 { text += ": \(Self.errnoName(errno)) (\(Self.errnoText(errno)))" }
+        if errno.rawValue != 0 { text += ": " + (Self.errnoName(errno.rawValue).map { "\($0), " } ?? "") + "\(errno)" }
         if let hint = hint { text += "; \(hint)" }
         if let detail { text += "; \(detail)" }
         return text
@@ -73,7 +75,7 @@ public struct GPIOError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The symbolic name, because "EBUSY" is what people search for.
-    static func errnoName(_ code: Int32) -> String {
+    static func errnoName(_ code: Int32) -> String? {
         switch code {
         case ENOENT: "ENOENT"
         case EBUSY: "EBUSY"
@@ -87,13 +89,7 @@ public struct GPIOError: Error, Sendable, Equatable, CustomStringConvertible {
         case EINTR: "EINTR"
         case ENOMEM: "ENOMEM"
         case EMFILE: "EMFILE"
-        case 0: "no errno"
-        default: "errno \(code)"
+        default: nil
         }
-    }
-
-    static func errnoText(_ code: Int32) -> String {
-        guard code != 0, let text = strerror(code) else { return "unknown error" }
-        return String(cString: text)
     }
 }

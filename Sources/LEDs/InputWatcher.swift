@@ -115,7 +115,7 @@ public final class InputWatcher: Sendable {
         } catch {
             logger.error("input line stopped: \(error)", metadata: [
                 "input": "\(name)", "chip": "\(error.chip)",
-                "line": "\(error.line.map(String.init) ?? "-")", "errno": "\(error.errno)",
+                "line": "\(error.line.map(String.init) ?? "-")", "errno": "\(error.errno.rawValue)",
             ])
         }
     }

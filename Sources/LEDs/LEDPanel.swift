@@ -1,4 +1,5 @@
 import Logging
+import SystemCall
 
 /// The box's front panel: turns gateway events into LED patterns on an `LEDOutput`, with timers
 /// from an injected clock (a manual one in tests), and owns the input watchers so that `shutdown`
@@ -89,7 +90,7 @@ public actor LEDPanel {
                 if failing.insert(name).inserted {
                     logger.error("cannot set LED: \(error)", metadata: [
                         "led": "\(name)", "chip": "\(error.chip)",
-                        "line": "\(error.line.map(String.init) ?? "-")", "errno": "\(error.errno)",
+                        "line": "\(error.line.map(String.init) ?? "-")", "errno": "\(error.errno.rawValue)",
                     ])
                 }
             }

@@ -79,7 +79,7 @@ public final class MQTTBridge: EventSink, Sendable {
         do throws(Errno) {
             wakePipe = try WakePipe()
         } catch {
-            throw MQTTError(broker: settings.url, call: "pipe", kind: .errno(error.rawValue))
+            throw MQTTError(broker: settings.url, call: "pipe", kind: .errno(error))
         }
         let fleet = settings.room.map { FleetRooms(settings: settings, room: $0, gateway: HomeAssistant.topicSafe(settings.clientID)) }
         shared = Mutex(Shared(outbox: outbox, homeAssistant: homeAssistant, fleet: fleet))
@@ -134,7 +134,7 @@ public final class MQTTBridge: EventSink, Sendable {
                 }
             }
         } catch {
-            throw MQTTError(broker: settings.url, call: "pthread_create", kind: .errno(error.rawValue))
+            throw MQTTError(broker: settings.url, call: "pthread_create", kind: .errno(error))
         }
     }
 

@@ -11,7 +11,7 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A libmosquitto error code (`MOSQ_ERR_*`) and its text.
         case library(code: Int32, text: String)
         /// `MOSQ_ERR_ERRNO`: the system call's errno.
-        case errno(Int32)
+        case errno(Errno)
         /// The broker answered CONNECT with a refusal (bad credentials, client id not allowed…).
         case refused(code: Int32, text: String)
         /// The configuration cannot be used (password file unreadable, CA file missing…).
@@ -25,7 +25,7 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch kind {
         case .library(let code, let text): "MQTT broker \(broker): \(call) failed: \(text) (MOSQ_ERR \(code))"
-        case .errno(let code): "MQTT broker \(broker): \(call) failed: \(Errno(rawValue: code))"
+        case .errno(let code): "MQTT broker \(broker): \(call) failed: \(code)"
         case .refused(let code, let text): "MQTT broker \(broker) refused the connection: \(text) (CONNACK \(code))"
         case .setup(let text): "MQTT broker \(broker): \(text)"
         }
@@ -71,10 +71,11 @@ final class MosquittoClient {
         self.broker = broker
         let api = try MosquittoLibrary.load(broker: broker)
         self.api = api
-        guard let handle = api.pointee.new_client(clientID, true, nil) else {
-            throw MQTTError(broker: broker, call: "mosquitto_new", kind: .errno(errno))
+        do throws(Errno) {
+            handle = try SystemCall.nonNull { api.pointee.new_client(clientID, true, nil) }
+        } catch {
+            throw MQTTError(broker: broker, call: "mosquitto_new", kind: .errno(error))
         }
-        self.handle = handle
         let box = Unmanaged.passUnretained(self).toOpaque()
         api.pointee.user_data_set(handle, box)
         api.pointee.connect_callback_set(handle) { _, object, code in
@@ -168,7 +169,7 @@ final class MosquittoClient {
     }
 
     private func check(_ call: String, _ code: Int32) throws(MQTTError) {
-        let savedErrno = errno
+        let savedErrno = Errno.current   // before anything else can overwrite it
         guard code != MOSQ_ERR_SUCCESS.rawValue else { return }
         if code == MOSQ_ERR_ERRNO.rawValue {
             throw MQTTError(broker: broker, call: call, kind: .errno(savedErrno))

@@ -6,8 +6,8 @@ import SystemCall
 /// Why a WAV file could not be read or written. Every case names the file.
 public struct WAVError: Error, Equatable, CustomStringConvertible {
     public enum Kind: Equatable, Sendable {
-        /// open/read/write failed; `errno` and its text.
-        case io(call: String, errno: Int32)
+        /// open/read/write failed, and the errno it left.
+        case io(call: String, errno: Errno)
         case empty
         case notWAV(String)
         case truncated(String)
@@ -27,7 +27,7 @@ public struct WAVError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch kind {
-        case .io(let call, let code): "\(path): \(call) failed: \(String(cString: strerror(code))) (errno \(code))"
+        case .io(let call, let code): "\(path): \(call) failed: \(code)"
         case .empty: "\(path): the file is empty"
         case .notWAV(let why): "\(path): not a WAV file (\(why))"
         case .truncated(let why): "\(path): truncated WAV file (\(why))"
@@ -79,7 +79,7 @@ public enum WAVFile {
         do throws(Errno) {
             _ = try bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try SystemCall.writeAll(raw) { Glibc.write(fd, $0, $1) } } }.get()
         } catch {
-            throw WAVError(path: path, kind: .io(call: "write", errno: error.rawValue))
+            throw WAVError(path: path, kind: .io(call: "write", errno: error))
         }
     }
 
@@ -89,7 +89,7 @@ public enum WAVFile {
         var info = stat()
         try io("fstat", path) { fstat(fd, &info) }
         if (info.st_mode & S_IFMT) == S_IFDIR {
-            throw WAVError(path: path, kind: .io(call: "read", errno: EISDIR))
+            throw WAVError(path: path, kind: .io(call: "read", errno: Errno(rawValue: EISDIR)))
         }
         let size = Int(info.st_size)
         guard size <= maximumFileSize else {
@@ -113,7 +113,7 @@ public enum WAVFile {
         do throws(Errno) {
             return try SystemCall.retrying(body)
         } catch {
-            throw WAVError(path: path, kind: .io(call: call, errno: error.rawValue))
+            throw WAVError(path: path, kind: .io(call: call, errno: error))
         }
     }
 }

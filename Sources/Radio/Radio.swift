@@ -142,7 +142,7 @@ public actor Radio {
             if downReported {
                 logger.debug("reconnect failed", metadata: ["error": "\(failure)"])
             } else {
-                logger.error("controller down", metadata: ["error": "\(failure)", "errno": "\(failure.errno.map(String.init) ?? "-")"])
+                logger.error("controller down", metadata: ["error": "\(failure)", "errno": "\(failure.errno.map { String($0.rawValue) } ?? "-")"])
                 sink.yield(.down(failure))
                 downReported = true
             }

@@ -27,13 +27,13 @@ public struct RadioError: Error, Sendable, Equatable, CustomStringConvertible {
     public var device: String
     /// The call or HCI command that failed: "connect", "hci_open_dev", "LE Set Advertising Enable".
     public var operation: String
-    public var errno: Int32?
+    public var errno: Errno?
     /// The controller's status code when the controller refused a command.
     public var status: HCIStatus?
     public var message: String
 
     public init(
-        kind: Kind, device: String, operation: String, errno: Int32? = nil, status: HCIStatus? = nil,
+        kind: Kind, device: String, operation: String, errno: Errno? = nil, status: HCIStatus? = nil,
         message: String
     ) {
         self.kind = kind
@@ -45,10 +45,10 @@ public struct RadioError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A failed system call: the kind follows from the errno.
-    public static func system(_ operation: String, device: String, errno code: Int32) -> RadioError {
+    public static func system(_ operation: String, device: String, errno code: Errno) -> RadioError {
         RadioError(
-            kind: Kind(errno: code), device: device, operation: operation, errno: code,
-            message: "\(Errno(rawValue: code))")
+            kind: Kind(errno: code.rawValue), device: device, operation: operation, errno: code,
+            message: "\(code)")
     }
 
     public var description: String {

@@ -31,16 +31,27 @@ public enum SystemCall {
     }
 
     /// A call that returns -1 and sets errno on failure (open, socket, bind, poll, fsync, mkdir...):
-    /// EINTR is retried, any other errno thrown.
+    /// EINTR is retried, any other errno thrown. errno is cleared before each try: a library call
+    /// (libgpiod v1) may return -1 from a path that does not set it, which then throws errno 0
+    /// rather than a stale one.
     @discardableResult
     public static func retrying<T: FixedWidthInteger>(_ call: () -> T) throws(Errno) -> T {
         while true {
+            errno = 0
             let result = call()
             if result != -1 { return result }
             let code = Errno.current
             if code == .interrupted { continue }
             throw code
         }
+    }
+
+    /// A library call that returns NULL and sets errno on failure (mosquitto_new, libgpiod's chip
+    /// and line lookups): the pointer, or the errno thrown (cleared first, as in `retrying`).
+    public static func nonNull<T>(_ call: () -> T?) throws(Errno) -> T {
+        errno = 0
+        guard let result = call() else { throw Errno.current }
+        return result
     }
 
     /// Non-blocking I/O (read, send, accept): EINTR is retried, EAGAIN/EWOULDBLOCK is `.wouldBlock`,

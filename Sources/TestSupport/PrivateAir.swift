@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import SystemCall
 #endif
 
 /// A btvirt of our own, so a test can make its controller vanish without touching the shared
@@ -23,8 +24,13 @@ public final class PrivateAir {
     /// `label` names the folder under /var/tmp, so a leftover one says which tests made it.
     public init(label: String) throws {
         var template = Array("/var/tmp/nearby-\(label)-air-XXXXXX".utf8CString)
-        guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw PrivateAirError("mkdtemp /var/tmp: \(String(cString: strerror(errno)))")
+        let made = template.withUnsafeMutableBufferPointer { buffer in
+            Result { () throws(Errno) in try SystemCall.nonNull { mkdtemp(buffer.baseAddress!) } }
+        }
+        let created: UnsafeMutablePointer<CChar>
+        switch made {
+        case .success(let pointer): created = pointer
+        case .failure(let error): throw PrivateAirError("mkdtemp /var/tmp: \(error)")
         }
         directory = String(cString: created)
     }
@@ -53,7 +59,7 @@ public final class PrivateAir {
         var argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let result = posix_spawnp(&pid, "unshare", nil, &attributes, &argv, environ)
-        guard result == 0 else { throw PrivateAirError("posix_spawnp unshare: \(String(cString: strerror(result)))") }
+        guard result == 0 else { throw PrivateAirError("posix_spawnp unshare: \(Errno(rawValue: result))") }
     }
 
     /// Kills btvirt, the relay and every relayed connection at once.

@@ -51,7 +51,7 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
         let address = try? UnixAddress(path: path)
         let bound = address?.bind(listener) ?? -1
         guard listener >= 0, bound == 0, listen(listener, 4) == 0 else {
-            throw PrivateAirError("scripted controller at \(path): \(String(cString: strerror(errno)))")
+            throw PrivateAirError("scripted controller at \(path): \(Errno.current)")
         }
         Thread { [self] in acceptLoop() }.start()
         Thread { [self] in reportLoop() }.start()

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCall
 import Testing
 @testable import LEDs
 
@@ -12,7 +13,7 @@ import Testing
         let error = try #require(throws: GPIOError.self) { try GPIOChip.open(label: missingLabel) }
         #expect(error.kind == .chipMissing)
         #expect(error.chip == missingLabel)
-        #expect(error.errno == ENOENT)
+        #expect(error.errno.rawValue == ENOENT)
         #expect(error.call == "nearby_gpio_chip_open_by_label")
         #expect(error.line == nil)
         #expect(error.description.contains("gpiochip '\(missingLabel)'"))
@@ -24,14 +25,14 @@ import Testing
         #expect(error.kind == .notAChip)
         #expect(error.chip == "/dev/null")
         // libgpiod 1.6 learns it from the chip-info ioctl (ENOTTY), 2.x from sysfs (ENODEV).
-        #expect(error.errno == ENOTTY || error.errno == ENODEV)
+        #expect(error.errno.rawValue == ENOTTY || error.errno.rawValue == ENODEV)
         #expect(error.description.contains("not a GPIO character device"))
     }
 
     @Test func openingAMissingPathIsChipMissing() throws {
         let error = try #require(throws: GPIOError.self) { try GPIOChip.open(path: "/dev/gpiochip-nearby-test") }
         #expect(error.kind == .chipMissing)
-        #expect(error.errno == ENOENT)
+        #expect(error.errno.rawValue == ENOENT)
     }
 
     @Test func aConfiguredChipThatIsMissingRefusesToOpenThePanel() throws {
@@ -44,10 +45,10 @@ import Testing
     }
 
     @Test func errorTextNamesChipLineCallAndErrno() {
-        let busy = GPIOError(kind: .lineBusy, chip: "pinctrl-bcm2711", line: 17, call: "gpiod_line_request_output_flags", errno: EBUSY)
+        let busy = GPIOError(kind: .lineBusy, chip: "pinctrl-bcm2711", line: 17, call: "gpiod_line_request_output_flags", errno: Errno(rawValue: EBUSY))
         #expect(busy.description.hasPrefix("gpiochip 'pinctrl-bcm2711' line 17: gpiod_line_request_output_flags failed: EBUSY"))
         #expect(busy.description.contains("another consumer"))
-        let absent = GPIOError(kind: .noSuchLine, chip: "pinctrl-rp1", line: 60, call: "gpiod_chip_get_line", errno: EINVAL, detail: "the chip has 54 lines (0...53)")
+        let absent = GPIOError(kind: .noSuchLine, chip: "pinctrl-rp1", line: 60, call: "gpiod_chip_get_line", errno: Errno(rawValue: EINVAL), detail: "the chip has 54 lines (0...53)")
         #expect(absent.description.contains("line 60"))
         #expect(absent.description.contains("EINVAL"))
         #expect(absent.description.contains("54 lines"))
@@ -124,7 +125,7 @@ import Testing
     }
 
     @Test func aReleasedLineErrorHasNoErrnoNoise() {
-        let error = GPIOError(kind: .released, chip: "pinctrl-rp1", line: 17, call: "gpiod_line_set_value", errno: 0)
+        let error = GPIOError(kind: .released, chip: "pinctrl-rp1", line: 17, call: "gpiod_line_set_value", errno: Errno(rawValue: 0))
         #expect(error.description == "gpiochip 'pinctrl-rp1' line 17: gpiod_line_set_value failed; the line was already released")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import SystemCall
 import Testing
 @testable import LEDs
 
@@ -106,7 +107,7 @@ final class FakeEventSource: GPIOEventSource, @unchecked Sendable {
         let messages = EventLog<String>()
         let input = watcher(.button, source: source, requests: EventLog<PowerRequest>(), logger: .capturing(messages))
         input.start()
-        source.fail(with: GPIOError(kind: .chipGone, chip: "pinctrl-rp1", line: 24, call: "gpiod_line_event_wait", errno: ENODEV))
+        source.fail(with: GPIOError(kind: .chipGone, chip: "pinctrl-rp1", line: 24, call: "gpiod_line_event_wait", errno: Errno(rawValue: ENODEV)))
         let logged = try await messages.first(1)
         #expect(logged[0].contains("pinctrl-rp1"))
         #expect(logged[0].contains("line 24"))

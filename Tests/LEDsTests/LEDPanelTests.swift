@@ -1,3 +1,4 @@
+import SystemCall
 import Testing
 @testable import LEDs
 
@@ -92,7 +93,7 @@ import Testing
 
     @Test func aFailingOutputIsLoggedOnceAndNeverCrashes() async throws {
         let clock = ManualClock()
-        let gone = GPIOError(kind: .chipGone, chip: "pinctrl-bcm2711", line: 23, call: "gpiod_line_set_value", errno: 19)
+        let gone = GPIOError(kind: .chipGone, chip: "pinctrl-bcm2711", line: 23, call: "gpiod_line_set_value", errno: Errno(rawValue: 19))
         let output = RecordingLEDOutput(["error"], clock: clock, failing: gone)
         let messages = EventLog<String>()
         let panel = LEDPanel(output: output, clock: clock, logger: .capturing(messages))

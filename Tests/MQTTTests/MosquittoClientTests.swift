@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MQTT
+import SystemCall
 
 @Suite struct MosquittoClientTests {
     /// A broker that is not there: the error names the broker, the call and the errno, and the
@@ -10,12 +11,12 @@ import Testing
         let client = try MosquittoClient(broker: "unix://\(path)", clientID: "t", username: nil, password: nil, caFile: nil,
                                          will: ("p/status", "offline"))
         for _ in 0..<2 {
-            #expect(throws: MQTTError(broker: "unix://\(path)", call: "mosquitto_connect_async", kind: .errno(ENOENT))) {
+            #expect(throws: MQTTError(broker: "unix://\(path)", call: "mosquitto_connect_async", kind: .errno(Errno(rawValue: ENOENT)))) {
                 try client.connect(host: path, port: 0, keepalive: 60)
             }
             #expect(client.session == .closed)
         }
-        let error = MQTTError(broker: "unix://\(path)", call: "mosquitto_connect_async", kind: .errno(ENOENT))
+        let error = MQTTError(broker: "unix://\(path)", call: "mosquitto_connect_async", kind: .errno(Errno(rawValue: ENOENT)))
         #expect(error.description == "MQTT broker unix://\(path): mosquitto_connect_async failed: No such file or directory (errno 2)")
     }
 

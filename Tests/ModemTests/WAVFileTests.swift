@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Modem
+import SystemCall
 
 @Suite struct WAVFileTests {
     let dir: URL
@@ -59,8 +60,8 @@ import Testing
     }
 
     @Test func badFilesGiveTypedErrorsNamingTheFile() throws {
-        #expect(kind(path("missing.wav")) == .io(call: "open", errno: ENOENT))
-        #expect(kind(dir.path) == .io(call: "read", errno: EISDIR))
+        #expect(kind(path("missing.wav")) == .io(call: "open", errno: Errno(rawValue: ENOENT)))
+        #expect(kind(dir.path) == .io(call: "read", errno: Errno(rawValue: EISDIR)))
         #expect(kind(try writeBytes([], "empty.wav")) == .empty)
         #expect(kind(try writeBytes(Array("hello, this is not audio".utf8), "text.wav")) == .notWAV("no RIFF signature"))
         #expect(kind(try writeBytes(Array("RIFF".utf8) + le32(4) + Array("AVI ".utf8), "avi.wav")) == .notWAV("RIFF type is not WAVE"))
@@ -89,7 +90,7 @@ import Testing
     }
 
     @Test func unwritablePathIsATypedError() {
-        #expect(throws: WAVError(path: "/nonexistent-dir/x.wav", kind: .io(call: "open", errno: ENOENT))) {
+        #expect(throws: WAVError(path: "/nonexistent-dir/x.wav", kind: .io(call: "open", errno: Errno(rawValue: ENOENT)))) {
             try WAVFile.write([0], to: "/nonexistent-dir/x.wav")
         }
     }

@@ -28,6 +28,27 @@ import Testing
         #expect(Errno(rawValue: ENOSPC).description == "No space left on device (errno 28)")
     }
 
+    /// A library call that fails without setting errno (libgpiod v1 can) must not report the errno
+    /// an earlier call left behind.
+    @Test func aFailureThatSetsNoErrnoIsErrnoZeroNotAStaleOne() {
+        errno = EBADF
+        #expect(throws: Errno(rawValue: 0)) { try SystemCall.retrying { Int32(-1) } }
+        errno = EBADF
+        #expect(throws: Errno(rawValue: 0)) { try SystemCall.nonNull { nil as OpaquePointer? } }
+    }
+
+    @Test func aNULLReturningCallThrowsItsErrnoAndPassesAPointerThrough() throws {
+        #expect(throws: Errno(rawValue: ENOMEM)) {
+            try SystemCall.nonNull { () -> OpaquePointer? in
+                errno = ENOMEM
+                return nil
+            }
+        }
+        let box = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        defer { box.deallocate() }
+        #expect(try SystemCall.nonNull { box } == box)
+    }
+
     @Test func nonBlockingIOTurnsEAGAINIntoAValue() throws {
         let interrupted = Script([EINTR], then: 5), full = Script([EAGAIN], then: 5), reset = Script([ECONNRESET], then: 5)
         #expect(try SystemCall.nonBlocking { interrupted.call() } == .done(5))

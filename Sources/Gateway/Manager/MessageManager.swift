@@ -5,6 +5,7 @@ import Logging
 import MQTT
 import NearbyProtocol
 import Radio
+import SystemCall
 
 /// The one owner of the gateway's Nearby state (`GNSMessageManager`, serverless): publications,
 /// subscriptions, the found set, consent/background/power and the error states. Inputs arrive as
@@ -189,7 +190,7 @@ actor MessageManager {
         do {
             try await stateFile.persist(next)
         } catch {
-            await setError(.state, true, cause: "state not saved, nothing changed: \(error)", device: error.path, errno: error.errno)
+            await setError(.state, true, cause: "state not saved, nothing changed: \(error)", device: error.path, errno: error.errno.rawValue)
             throw error
         }
         await setError(.state, false, cause: "state saved to \(stateFile.path)")

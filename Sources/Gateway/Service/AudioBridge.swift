@@ -1,17 +1,20 @@
 import Config
-import Dispatch
 import Logging
 import Modem
+import Synchronization
 import SystemCall
 
 /// The speaker and microphone as the manager sees them: the modem's ALSA threads, with their events
-/// turned into manager calls. Starting and stopping capture waits for the capture thread, so it runs
-/// on a queue of its own, never on the manager's actor.
+/// turned into manager calls. Starting and stopping capture waits for the capture thread, so each
+/// change runs on a thread of its own (`OSThread`), never on the manager's actor.
 final class AudioBridge: AudioInterface {
     private let transmitter: AudioTransmitter
     private let receiver: AudioReceiver
     private let captureSettings: AudioReceiver.Settings?
-    private let control = DispatchQueue(label: "nearby-gateway.audio-control")
+    /// The thread of the last capture change asked for. Each change first joins the one before, so
+    /// they happen in the order asked (a stop returns once the capture thread has ended, and only
+    /// then may the next start make a new one); the last is joined by `stop`.
+    private let lastCaptureChange = Mutex<OSThread.Joinable?>(nil)
     private let logger: Logger
 
     /// `capture` empty = no audio scanning (docs/product.md §12).
@@ -38,17 +41,30 @@ final class AudioBridge: AudioInterface {
 
     func setCapture(_ enabled: Bool) {
         guard let captureSettings else { return }
-        control.async { [receiver] in
+        let change: @Sendable () -> Void = { [receiver] in
             if enabled { receiver.start(captureSettings) } else { receiver.stop() }
+        }
+        lastCaptureChange.withLock { last in
+            let previous = last.take()
+            do throws(Errno) {
+                last = try OSThread.spawn(name: "audio-capture") { previous?.join(); change() }
+            } catch {
+                // No thread to be had (EAGAIN): the change still has to happen, so it runs here and
+                // stalls the caller for its length rather than being lost (as `OwnThread.run` does).
+                previous?.join()
+                change()
+            }
         }
     }
 
     /// Waits for both audio threads to end — on a thread of its own, never on Swift's cooperative
     /// pool (two threads here): the capture thread may take a read to notice, the speaker a write.
     func stop() async {
-        await OwnThread.run("audio-stop") { [transmitter, receiver, control] in
+        let last = lastCaptureChange.withLock { $0.take() }
+        await OwnThread.run("audio-stop") { [transmitter, receiver] in
             transmitter.stop()
-            control.sync { receiver.stop() }
+            last?.join()
+            receiver.stop()
         }
     }
 }

@@ -7,6 +7,7 @@ import Modem
 import MQTT
 import NearbyProtocol
 import Radio
+import SystemCall
 
 /// Everything `run` starts, built from one config, in the order that keeps start-up honest: state
 /// restored before anything goes on the air, socket bound before the radio starts, and a clear error
@@ -133,7 +134,7 @@ struct GatewayParts: Sendable {
             case .disconnected(let error):
                 if let number = connection { await manager.clientGone(Int(MQTTBridge.commandClientBase + number)) }
                 connection = nil
-                let code: Int32? = if case .errno(let code) = error.kind { code } else { nil }
+                let code: Int32? = if case .errno(let code) = error.kind { code.rawValue } else { nil }
                 await manager.setError(.mqtt, true, cause: "\(error)", device: mqtt.settings.url, errno: code)
             }
         }

@@ -36,7 +36,7 @@ public struct StateFile: Sendable {
             } catch where error == .exists {
                 continue
             } catch {
-                throw StateFileError(path: current, operation: "mkdir", errno: error.rawValue)
+                throw StateFileError(path: current, operation: "mkdir", errno: error)
             }
             try stateSyscall("chmod", path: current) { Int(chmod(current, 0o750)) }
         }
@@ -63,8 +63,8 @@ public struct StateFile: Sendable {
         do throws(StateFileError) {
             bytes = try readAll()
         } catch {
-            if error.errno == ENOENT { return (defaults, nil) }
-            return (defaults, StateFileProblem(path: path, reason: "\(error.operation) failed: \(Errno(rawValue: error.errno))", movedTo: nil))
+            if error.errno.rawValue == ENOENT { return (defaults, nil) }
+            return (defaults, StateFileProblem(path: path, reason: "\(error.operation) failed: \(error.errno)", movedTo: nil))
         }
         switch Self.decode(bytes, defaults: defaults) {
         case .success(let state):
@@ -93,7 +93,7 @@ public struct StateFile: Sendable {
             let fd = Int32(try stateSyscall("open", path: temporary) { Int(open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)) })
             defer { close(fd) }
             let outcome = data.withUnsafeBytes { raw in Result { () throws(Errno) in try SystemCall.writeAll(raw) { write(fd, $0, $1) } } }
-            if case .failure(let error) = outcome { throw StateFileError(path: temporary, operation: "write", errno: error.rawValue) }
+            if case .failure(let error) = outcome { throw StateFileError(path: temporary, operation: "write", errno: error) }
             try stateSyscall("fsync", path: temporary) { Int(fsync(fd)) }
             try stateSyscall("rename", path: path) { Int(rename(temporary, path)) }
         } catch {
@@ -177,7 +177,12 @@ public struct StateFile: Sendable {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         for name in names where name.hasPrefix(prefix) {
             guard let pid = pid_t(name.dropFirst(prefix.count)), pid > 0, pid != getpid() else { continue }
-            if kill(pid, 0) == -1, errno == ESRCH { unlink("\(directory)/\(name)") }
+            do throws(Errno) {
+                try SystemCall.retrying { kill(pid, 0) }
+            } catch where error.rawValue == ESRCH {
+                unlink("\(directory)/\(name)")
+            } catch {}   // alive, or not ours to signal (EPERM): its file stays
+
         }
     }
 

@@ -10,16 +10,16 @@ public struct StateFileError: Error, Sendable, Equatable, CustomStringConvertibl
     public var path: String
     /// The system call: "open", "write", "fsync", "rename", ...
     public var operation: String
-    public var errno: Int32
+    public var errno: Errno
 
-    public init(path: String, operation: String, errno: Int32) {
+    public init(path: String, operation: String, errno: Errno) {
         self.path = path
         self.operation = operation
         self.errno = errno
     }
 
     public var description: String {
-        "\(path): \(operation) failed: \(Errno(rawValue: errno))"
+        "\(path): \(operation) failed: \(errno)"
     }
 }
 
@@ -45,6 +45,6 @@ func stateSyscall(_ operation: String, path: String, _ call: () -> Int) throws(S
     do {
         return try SystemCall.retrying(call)
     } catch {
-        throw StateFileError(path: path, operation: operation, errno: error.rawValue)
+        throw StateFileError(path: path, operation: operation, errno: error)
     }
 }

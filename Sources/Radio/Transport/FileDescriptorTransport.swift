@@ -68,7 +68,7 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
         do throws(RadioLoop.StartFailure) {
             try self.loop.watch(self)
         } catch {
-            let failure = RadioError.system(error.call, device: device, errno: error.errno.rawValue)
+            let failure = RadioError.system(error.call, device: device, errno: error.errno)
             finish(cause: failure)
             throw failure
         }
@@ -105,7 +105,7 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
         }
         switch outcome {
         case .success(let written): return written
-        case .failure(let error): throw RadioError.system("send", device: device, errno: error.rawValue)
+        case .failure(let error): throw RadioError.system("send", device: device, errno: error)
         }
     }
 
@@ -145,7 +145,7 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
     }
 
     func pollFailed(_ error: Errno) {
-        finish(cause: RadioError.system("poll", device: device, errno: error.rawValue))
+        finish(cause: RadioError.system("poll", device: device, errno: error))
     }
 
     func ready(_ revents: Int16) {
@@ -161,7 +161,7 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
                     reader.buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
                 }
             } catch {
-                return .failure(RadioError.system("read", device: device, errno: error.rawValue))
+                return .failure(RadioError.system("read", device: device, errno: error))
             }
             guard case .done(let count) = outcome else { return .success([]) }
             if count == 0 {

@@ -7,6 +7,6 @@ func syscall<T: FixedWidthInteger>(_ operation: String, device: String, _ body: 
     do {
         return try SystemCall.retrying(body)
     } catch {
-        throw RadioError.system(operation, device: device, errno: error.rawValue)
+        throw RadioError.system(operation, device: device, errno: error)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import NearbyProtocol
+import SystemCall
 import Testing
 @testable import Gateway
 
@@ -122,7 +123,7 @@ import Testing
 
     @Test func saveErrorsNameThePathAndErrno() {
         let missing = StateFile(path: "\(folder)/no-such-folder/state.json")
-        #expect(throws: StateFileError(path: "\(folder)/no-such-folder/.state.json.tmp-\(getpid())", operation: "open", errno: ENOENT)) {
+        #expect(throws: StateFileError(path: "\(folder)/no-such-folder/.state.json.tmp-\(getpid())", operation: "open", errno: Errno(rawValue: ENOENT))) {
             try missing.save(GatewayState())
         }
         // sysfs refuses new files even to root: the closest thing to a read-only folder on this machine.
@@ -131,11 +132,11 @@ import Testing
             Issue.record("saved into /sys")
         } catch {
             #expect(error.operation == "open")
-            #expect(error.errno == EACCES || error.errno == EROFS || error.errno == EPERM)
+            #expect([EACCES, EROFS, EPERM].contains(error.errno.rawValue))
             #expect(error.description.hasPrefix("/sys/.nearby-gateway-state.json.tmp-"))
-            #expect(error.description.contains("errno \(error.errno)"))
+            #expect(error.description.contains("errno \(error.errno.rawValue)"))
         }
-        let full = StateFileError(path: "/var/lib/nearby-gateway/state.json", operation: "write", errno: ENOSPC)
+        let full = StateFileError(path: "/var/lib/nearby-gateway/state.json", operation: "write", errno: Errno(rawValue: ENOSPC))
         #expect(full.description == "/var/lib/nearby-gateway/state.json: write failed: No space left on device (errno 28)")
     }
 }

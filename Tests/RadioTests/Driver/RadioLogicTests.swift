@@ -1,4 +1,5 @@
 import Synchronization
+import SystemCall
 import TestSupport
 import Testing
 
@@ -35,7 +36,7 @@ import Testing
                 state.failures -= 1
                 return true
             }
-            if fail { throw RadioError.system("connect", device: "fake", errno: 2) }
+            if fail { throw RadioError.system("connect", device: "fake", errno: Errno(rawValue: 2)) }
             let fake = FakeController(ownsController: !shared, responder: responder)
             sink.yield(fake)
             return fake

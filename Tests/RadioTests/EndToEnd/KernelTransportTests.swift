@@ -30,7 +30,7 @@ struct KernelTransportTests {
         let expected = Self.expectedErrno
         let error = try #require(throws: RadioError.self) { _ = try RadioDevice.kernel(index: Self.index, exclusive: exclusive).open() }
         #expect(error.device == "hci\(Self.index)")
-        #expect(error.errno == expected)
+        #expect(error.errno?.rawValue == expected)
         #expect(error.kind == (expected == EPERM || expected == EACCES ? .permission : .unavailable))
         #expect(error.description.hasPrefix("hci\(Self.index): "))
     }
@@ -43,7 +43,7 @@ struct KernelTransportTests {
             logger: quietLogger)
         let task = Task { await radio.run() }
         let down = try await first("down", in: radio.events) { $0.downError }
-        #expect(down.errno == expected)
+        #expect(down.errno?.rawValue == expected)
         #expect(down.device == "hci\(Self.index)")
         task.cancel()
         // Many retries happened meanwhile; the stream ends with no second `down`.

@@ -146,7 +146,7 @@ import Glibc
         let error = #expect(throws: RadioError.self) { _ = try RadioDevice.h4(path: "/nonexistent/bt.sock").open() }
         #expect(error?.device == "h4:/nonexistent/bt.sock")
         #expect(error?.operation == "connect")
-        #expect(error?.errno == ENOENT)
+        #expect(error?.errno?.rawValue == ENOENT)
         #expect(error?.kind == .unavailable)
         let long = #expect(throws: RadioError.self) { _ = try RadioDevice.h4(path: "/" + String(repeating: "x", count: 200)).open() }
         #expect(long?.message.contains("at most") == true)
@@ -163,7 +163,7 @@ import Glibc
         defer { Glibc.close(fds[1]) }
         let error = #expect(throws: RadioError.self) { _ = try FileDescriptorTransport(fd: fds[0], device: "pair", loop: loop) }
         #expect(error?.operation == "pipe")
-        #expect(error?.errno == EMFILE)
+        #expect(error?.errno?.rawValue == EMFILE)
         #expect(error?.device == "pair")
     }
 
