@@ -11,6 +11,8 @@ once). Prints one line per case: the seconds from start until A found B and B fo
 """
 import argparse, os, secrets, subprocess, sys, tempfile, time
 
+LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+
 
 def config(folder, name, key, rotate):
     return f'''api_key = "{key}"
@@ -44,19 +46,21 @@ mediums = ["ble"]
 
 def start(binary, folder, name, key, rotate, fake):
     """`fake`: FAKETIME's value ("+3d"), or a FAKETIME_TIMESTAMP_FILE path ("file:PATH"); None for the true clock.
-    Through the `faketime` command: with LD_PRELOAD and FAKETIME alone, libfaketime 0.9.10 leaves a
-    Swift program without its arguments (CommandLine.arguments is empty); the command also sets
-    FAKETIME_SHARED, and then they arrive."""
+    libfaketime preloaded into a shell that execs the gateway: preloaded into the gateway directly,
+    libfaketime 0.9.10 leaves a Swift program without its arguments (CommandLine.arguments is empty),
+    and the faketime command forks, so terminating it leaves the gateway running."""
     path = os.path.join(folder, f"{name}.toml")
     with open(path, "w") as f:
         f.write(config(folder, name, key, rotate))
     command = [binary, "run", "--config", path]
-    env = dict(os.environ, FAKETIME_DONT_FAKE_MONOTONIC="1")
-    if fake is not None and fake.startswith("file:"):
-        command = ["faketime", "-f", "+0", "env", "-u", "FAKETIME", f"FAKETIME_TIMESTAMP_FILE={fake[5:]}",
-                   "FAKETIME_NO_CACHE=1"] + command
-    elif fake is not None:
-        command = ["faketime", "-f", fake] + command
+    env = dict(os.environ)
+    if fake is not None:
+        env.update(LD_PRELOAD=LIB, FAKETIME_DONT_FAKE_MONOTONIC="1")
+        if fake.startswith("file:"):
+            env.update(FAKETIME_TIMESTAMP_FILE=fake[5:], FAKETIME_NO_CACHE="1")
+        else:
+            env.update(FAKETIME=fake)
+        command = ["sh", "-c", 'exec "$@"', "sh"] + command
     log = open(os.path.join(folder, f"{name}.log"), "w")
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
 
