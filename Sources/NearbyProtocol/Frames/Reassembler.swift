@@ -115,7 +115,9 @@ public struct Reassembler: Sendable {
             let ring = keys
             verified.removeAll(keepingEpochs: { ring.accepts(epoch: $0) })
         }
-        if !next {
+        // While the owner does not know its peer's phase, that peer's next epoch must reach `finish`
+        // (its rotation is what shows the phase, `takeEpochAhead`), not be a sighting of a copy.
+        if !next || phaseUnknown {
             copiedAhead = nil
         } else if copiedAhead != keys.next.epoch {
             copiedAhead = keys.next.epoch

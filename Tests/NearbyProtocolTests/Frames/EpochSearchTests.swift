@@ -54,6 +54,20 @@ import TestSupport
         #expect(r.takeEpochAhead() == ahead)
     }
 
+    /// Found in the 2 h run: the follower never saw its peer rotate, because the next epoch's frames
+    /// were sightings of copies made ahead of the rotation, and the peer lost it at every rotation.
+    @Test func whileThePhaseIsUnknownThePeersRotationIsReported() throws {
+        var r = searching()
+        #expect(r.ingest(try codec.audioPayloads(for: tv, epoch: epoch + 12)[0], source: .audio, now: t0) == .message(tv))
+        #expect(r.takeEpochAhead() == epoch + 12)
+        // The owner follows: the peer's epoch, its phase unknown, our clock at the start of that epoch.
+        r.setEpoch(epoch + 12)
+        r.phaseUnknown = true
+        r.follow(clock: codec.start(of: epoch + 12).addingTimeInterval(1))
+        #expect(r.ingest(try codec.audioPayloads(for: tv, epoch: epoch + 13)[0], source: .audio, now: t0 + .seconds(1)) == .message(tv))
+        #expect(r.takeEpochAhead() == epoch + 13, "the peer rotated: the owner learns its phase")
+    }
+
     @Test func searchesAreRateLimitedAndBackOff() throws {
         let stranger = FrameCodec(apiKey: "another deployment", rotateSeconds: 600)
         let frame = try stranger.audioPayloads(for: tv, epoch: epoch)[0]
