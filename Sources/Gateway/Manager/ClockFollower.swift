@@ -18,14 +18,14 @@ struct ClockFollower: Sendable {
 
     /// A step smaller than this is not one (NTP slews by at most 0.5 ms a second).
     static let stepSeconds: Double = 5
-    /// Never further ahead than the search looks, and one epoch more.
+    /// Never further ahead than the search looks, and one epoch more (3 days at `rotate_s = 600`).
     let horizon: Double
 
     /// `kernel` is what `KernelClock.read` said; unsynchronised until the owner's first reading.
     init(kernel: KernelClock = .unsynchronised, rotateSeconds: Int, reference: ContinuousClock.Instant) {
         self.kernel = kernel
         self.reference = reference
-        horizon = Double(EpochSearch.Policy.horizonSeconds + max(1, rotateSeconds))
+        horizon = Double((EpochSearch.Policy(rotateSeconds: rotateSeconds).range + 1) * max(1, rotateSeconds))
     }
 
     /// Only a clock that the kernel does not say is synchronised follows peers: a synchronised one is right.

@@ -21,16 +21,20 @@
 public struct EpochSearch: Sendable {
     public struct Policy: Sendable {
         /// Epochs searched ahead of ours.
-        var range: Int
+        public var range: Int
         var firstInterval: Duration = .seconds(1)
         var maxInterval: Duration = .seconds(16)
         /// How long the key a search found stays tried for the message's other chunks.
         var candidateLifetime: Duration = .seconds(60)
 
-        /// Three days' worth of epochs (`EpochSearch.horizonSeconds`), at least 2.
-        init(rotateSeconds: Int) {
-            range = max(2, (Self.horizonSeconds + rotateSeconds - 1) / max(1, rotateSeconds))
+        /// Three days' worth of epochs (`horizonSeconds`), at least 2 and at most `maxRange`: a short
+        /// `rotate_s` shortens the horizon instead of making a search cost more (`rotate_s = 2` would be
+        /// 129,600 key derivations, seconds of the manager's time, in which nothing else is heard).
+        public init(rotateSeconds: Int) {
+            range = max(2, min(Self.maxRange, (Self.horizonSeconds + rotateSeconds - 1) / max(1, rotateSeconds)))
         }
+
+        public static let maxRange = 432
 
         /// How far ahead a peer's clock may be and still be found: 3 days.
         public static let horizonSeconds = 3 * 24 * 3600
