@@ -265,6 +265,12 @@ public struct AirIngest: Sendable {
 
     mutating func setEpoch(_ epoch: UInt32) { reassembler.setEpoch(epoch) }
 
+    /// Clocks that disagree (docs/protocol.md): the owner's choices, passed to the reassembler.
+    mutating func setSearchesAhead(_ on: Bool) { reassembler.searchesAhead = on }
+    mutating func setPhaseUnknown(_ unknown: Bool) { reassembler.phaseUnknown = unknown }
+    mutating func resetSearch() { reassembler.resetSearch() }
+    mutating func takeEpochAhead() -> UInt32? { reassembler.takeEpochAhead() }
+
     /// A reloaded config: a new codec (api key, rotation) for frames; the found set stays.
     mutating func replaceReassembler(_ reassembler: Reassembler) { self.reassembler = reassembler }
 

@@ -26,15 +26,19 @@ extension MessageManager {
     }
 
     func ingest(_ sighting: Sighting) async {
+        let date = await clockDate()
         var effects = AirEffects(logsDrops: isDebug)
-        inbound.ingest(sighting, now: clock.now, date: Date(), into: &effects)
+        inbound.ingest(sighting, now: clock.now, date: date, into: &effects)
         await perform(effects)
+        await followPeers()
     }
 
     func ingestAudio(_ payload: [UInt8]) async {
+        let date = await clockDate()
         var effects = AirEffects(logsDrops: isDebug)
-        inbound.ingestAudio(payload, now: clock.now, date: Date(), into: &effects)
+        inbound.ingestAudio(payload, now: clock.now, date: date, into: &effects)
         await perform(effects)
+        await followPeers()
     }
 
     /// What the air ingest reported, in order: the actor's side effects (events, LEDs, scan windows, logs).

@@ -44,7 +44,8 @@ actor MessageManager {
     var publicationsRefused = 0
     /// The MQTT bridge's counters for `GET stats` (nil = no `[mqtt]`, no bridge).
     private(set) var mqttStatistics: (@Sendable () -> MQTTBridgeStatistics)?
-    private(set) var epoch: UInt32
+    var epoch: UInt32
+    var clockFollower: ClockFollower   // the clock epochs follow: the wall clock or a peer's ahead (+Clock.swift)
     private var plan = AirPlan.silent
     private var timer: Task<Void, Never>?
     private var armedDeadline: ContinuousClock.Instant?
@@ -86,6 +87,7 @@ actor MessageManager {
         self.epoch = epoch
         self.inbound = AirIngest(reassembler: Reassembler(codec: settings.codec, epoch: epoch), maxFound: settings.limits.found)
         self.beaconMatcher = SubscriberBeaconMatcher(codec: settings.codec, epoch: epoch, publications: [])
+        self.clockFollower = ClockFollower(rotateSeconds: settings.codec.rotateSeconds, reference: .now)
         for publication in settings.publications {
             publications[PublicationID(rawValue: nextPublication)] = Self.numbered(publication, nextPublication, owner: nil)
             nextPublication += 1
@@ -105,6 +107,7 @@ actor MessageManager {
     /// Announces the restored state and puts the plan on the air.
     func start() async {
         publishSystemState()
+        await refreshKernelClock()
         await panel?.handle(.power(state.power))
         await apply()
     }
@@ -118,8 +121,10 @@ actor MessageManager {
         settings = newSettings
         planner = AirPlanner(codec: newSettings.codec)
         let previousEpoch = epoch
-        epoch = newSettings.codec.epoch(at: Date())
+        epoch = newSettings.codec.epoch(at: clockFollower.date(real: Date()))
         inbound.replaceReassembler(Reassembler(codec: newSettings.codec, epoch: epoch))
+        inbound.setSearchesAhead(clockFollower.follows)
+        inbound.setPhaseUnknown(!clockFollower.phaseKnown)
         subscriptions = newSettings.subscriptions + subscriptions.filter { $0.owner != nil }
         for publication in newSettings.publications { _ = addPublication(publication, owner: nil) }
         if !debug { logLevel.value = logLevel.base(configured: newSettings.logLevel) }
@@ -301,7 +306,8 @@ actor MessageManager {
     /// a cancelled sleep keeps its dispatch timer until its deadline, so re-arming on every found
     /// (lost_after_s up to a day) held ~1 KB per sighting of a new beacon until then.
     private func reschedule() {
-        var deadline = Self.nextRotation(after: epoch, codec: settings.codec).map { clock.now + .seconds($0.timeIntervalSinceNow) }
+        let today = clockFollower.date(real: Date())
+        var deadline = Self.nextRotation(after: epoch, codec: settings.codec).map { clock.now + .seconds(max(0, $0.timeIntervalSince(today))) }
         func consider(_ instant: ContinuousClock.Instant?) {
             guard let instant else { return }
             deadline = deadline.map { min($0, instant) } ?? instant
@@ -343,14 +349,8 @@ actor MessageManager {
             publications[id] = nil
             logger.info("publication ttl ended", metadata: ["handle": "\(id)"])
         }
-        let currentEpoch = settings.codec.epoch(at: Date())
-        let rotating = currentEpoch != epoch
-        if rotating {
-            epoch = currentEpoch
-            inbound.setEpoch(epoch)
-            logger.info("rotation: new message ids and address", metadata: ["epoch": "\(epoch)"])
-        }
-        await apply(rotatingAddress: rotating)
+        await refreshKernelClock()
+        await apply(rotatingAddress: followClock(clockFollower.date(real: Date())))
     }
 
     // MARK: Found / lost

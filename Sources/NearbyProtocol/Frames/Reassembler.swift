@@ -45,11 +45,16 @@ public struct Reassembler: Sendable {
     /// The epoch the verified messages were copied into ahead of our rotation (`follow(clock:)`), nil
     /// outside that window.
     private var copiedAhead: UInt32?
+    /// Peers whose clock is ahead of ours by more than an epoch (docs/protocol.md, "Clocks that disagree").
+    private var search: EpochSearch
+    /// The latest epoch ahead of ours under which a whole message authenticated, for the owner.
+    private var epochAhead: UInt32?
 
     public init(codec: FrameCodec, epoch: UInt32, limits: Limits = Limits()) {
         self.codec = codec
         self.limits = limits
         keys = EpochKeyRing(apiKey: codec.apiKeyMaterial, epoch: epoch)
+        search = EpochSearch(policy: EpochSearch.Policy(rotateSeconds: codec.rotateSeconds))
         partials = PartialTable(capacity: limits.maxPartials)
         verified = VerifiedCache(capacity: limits.maxVerified)
     }
@@ -67,6 +72,34 @@ public struct Reassembler: Sendable {
         copyVerified(from: old, to: keys.current, evicting: true)
     }
 
+    /// The owner's clock may be wrong (the kernel does not say it is synchronised): chunks that fail
+    /// authentication are searched for under the epochs ahead of ours (`EpochSearch`), and messages
+    /// authenticated under an epoch ahead are reported by `takeEpochAhead`. Off by default.
+    public var searchesAhead: Bool {
+        get { search.enabled }
+        set {
+            search.enabled = newValue
+            if !newValue { epochAhead = nil }
+        }
+    }
+
+    /// The owner follows a peer's clock but does not yet know where in the epoch that clock is: both
+    /// neighbour epochs stay accepted (`follow(clock:)` does not narrow them).
+    public var phaseUnknown = false
+
+    /// Searches run so far (each over up to three days of epochs ahead).
+    public var epochSearches: Int { search.searches }
+
+    /// The latest epoch ahead of ours under which a whole message authenticated since the last call
+    /// (only while `searchesAhead`): the owner moves its clock there to follow that peer.
+    public mutating func takeEpochAhead() -> UInt32? {
+        defer { epochAhead = nil }
+        return epochAhead
+    }
+
+    /// The owner's clock stepped or was synchronised: the next failing chunk is searched at once.
+    public mutating func resetSearch() { search.reset() }
+
     /// Narrows the accepted epochs to what the wall clock allows (`docs/protocol.md`, "Epochs accepted"):
     /// the previous epoch only in the first `codec.clockSkew` seconds of the current one, the next only in
     /// its last `codec.clockSkew` seconds. A `date` outside the current epoch (the owner has not rotated
@@ -76,13 +109,15 @@ public struct Reassembler: Sendable {
         let into = date.timeIntervalSince(codec.start(of: keys.current.epoch))
         let length = Double(codec.rotateSeconds), skew = codec.clockSkew
         let inside = into >= 0 && into < length
-        let previous = !inside || into < skew, next = !inside || length - into <= skew
+        let previous = phaseUnknown || !inside || into < skew, next = phaseUnknown || !inside || length - into <= skew
         if previous != keys.acceptsPrevious || next != keys.acceptsNext {
             keys.accept(previous: previous, next: next)
             let ring = keys
             verified.removeAll(keepingEpochs: { ring.accepts(epoch: $0) })
         }
-        if !next {
+        // While the owner does not know its peer's phase, that peer's next epoch must reach `finish`
+        // (its rotation is what shows the phase, `takeEpochAhead`), not be a sighting of a copy.
+        if !next || phaseUnknown {
             copiedAhead = nil
         } else if copiedAhead != keys.next.epoch {
             copiedAhead = keys.next.epoch
@@ -198,7 +233,11 @@ public struct Reassembler: Sendable {
         }
         // Every chunk is authenticated on its own before anything is stored: without the key, nothing
         // reaches the partial-message slots (docs/protocol.md, "Reassembly").
-        guard let key = keys.key(sequence: sequence, id: id, ciphertext: UnsafeRawBufferPointer(data), tag: tag) else {
+        let ciphertext = UnsafeRawBufferPointer(data)
+        guard let key = keys.key(sequence: sequence, id: id, ciphertext: ciphertext, tag: tag)
+            ?? search.key(sequence: sequence, id: id, ciphertext: ciphertext, tag: tag, base: keys.current.epoch,
+                          from: keys.acceptsNext ? 2 : 1, apiKey: codec.apiKeyMaterial, now: now)
+        else {
             return .dropped(.authenticationFailed)
         }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: data.count) { plain in
@@ -262,6 +301,11 @@ public struct Reassembler: Sendable {
             return .dropped(reason)
         case .verified(let message, let body):
             verified.enter(message, body: body, id: id, key: key, medium: medium, now: now)
+            // Ahead, and found by the search (or while the owner does not know its peer's phase): a peer
+            // within the epoch window is not one to follow.
+            if search.enabled, key.epoch > keys.current.epoch, phaseUnknown || !keys.accepts(epoch: key.epoch) {
+                epochAhead = max(epochAhead ?? 0, key.epoch)
+            }
             if key.epoch == keys.previous?.epoch {
                 verified.enter(message, body: body, key: keys.current, medium: medium, now: now, copy: true)
             } else if key.epoch == keys.current.epoch, copiedAhead == keys.next.epoch {

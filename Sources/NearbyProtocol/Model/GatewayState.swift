@@ -48,4 +48,8 @@ public enum GatewayErrorState: String, Sendable, Hashable, CaseIterable, Codable
     /// The controller went quiet (reports had been arriving, then none for `radio.quiet_s`) and was
     /// reset; cleared by the next sighting (docs/radio.md).
     case radioQuiet = "radio-quiet"
+    /// This gateway's clock is behind a peer's by more than the epoch window allows, and its epochs
+    /// follow that peer's (docs/protocol.md, "Clocks that disagree"); cleared when the clock steps or
+    /// the kernel says it is synchronised.
+    case clock
 }
