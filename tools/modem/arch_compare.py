@@ -1,15 +1,17 @@
 """The modem's decisions on two architectures, file by file (scripts/arm64-test modem).
 
-usage: arch_compare.py REFERENCE_BIN OTHER_BIN WORK_DIR [--trials N] [--jobs J]
+usage: arch_compare.py REFERENCE_BENCH OTHER_BENCH WORK_DIR [--trials N] [--jobs J]
+
+Both binaries are nearby-gateway-bench builds (the shipped nearby-gateway has no bench commands).
 
 Makes the three corpora docs/modem.md measures the receiver on, in WORK_DIR:
   snr      tools/modem/robustness.py: 8 SNRs (+20 ... -20 dB) x 3 [U] protocols x N trials, 32 bytes, seed 1
-  channel  `REFERENCE_BIN bench modem-channel`: 13 channel cells x 3 protocols x N trials, 16 bytes, seed 1
+  channel  `REFERENCE_BENCH modem-channel`: 13 channel cells x 3 protocols x N trials, 16 bytes, seed 1
   ppm      tools/modem/resample_ppm.py: the SNR files at +5 ... -10 dB resampled by +1000, -1000, +600 ppm
 (N = 20 gives the 480, 780 and 720 files of docs/modem.md.) The SNR and ppm corpora are kept while the
 generators and N are unchanged; the channel corpus is made again (it is the gateway's own simulator).
-Every file is decoded by both binaries with `bench modem-decode` (all protocols, 1024-sample blocks);
-OTHER_BIN's files are split over J processes (it runs under emulation). Prints each file whose payload
+Every file is decoded by both binaries with `modem-decode` (all protocols, 1024-sample blocks);
+OTHER_BENCH's files are split over J processes (it runs under emulation). Prints each file whose payload
 lists differ and a summary; exits 1 on any difference.
 """
 import argparse
@@ -47,7 +49,7 @@ def make_corpora(reference, work, trials):
         with open(stamp, "w") as f:
             f.write(key.hexdigest())
     shutil.rmtree(channel, ignore_errors=True)
-    subprocess.run([reference, "bench", "modem-channel", "--out", channel, "--trials", str(trials), "--seed", "1",
+    subprocess.run([reference, "modem-channel", "--out", channel, "--trials", str(trials), "--seed", "1",
                     "--length", "16"], check=True, stdout=subprocess.DEVNULL)
     return {name: [os.path.join(folder, f) for f in manifest(folder)]
             for name, folder in (("snr", snr), ("channel", channel), ("ppm", ppm))}
@@ -57,7 +59,7 @@ def decode(binary, paths, jobs):
     chunks = [paths[i::jobs] for i in range(jobs) if paths[i::jobs]]
 
     def one(chunk):
-        out = subprocess.run([binary, "bench", "modem-decode"] + chunk, check=True, stdout=subprocess.PIPE, text=True).stdout
+        out = subprocess.run([binary, "modem-decode"] + chunk, check=True, stdout=subprocess.PIPE, text=True).stdout
         return json.loads(out)["files"]
 
     found = {}
