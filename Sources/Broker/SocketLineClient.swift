@@ -15,18 +15,18 @@ public final class SocketLineClient: Sendable {
     /// Connects; the error names the path and says what ENOENT, ECONNREFUSED and EACCES mean here.
     public init(path: String) throws(SocketClientError) {
         self.path = path
-        guard let address = try? UnixAddress(path: path) else { throw SocketClientError(path: path, call: "connect", errno: ENAMETOOLONG) }
+        guard let address = try? UnixAddress(path: path) else { throw SocketClientError(path: path, call: "connect", errno: Errno(rawValue: ENAMETOOLONG)) }
         let fd: Int32
         do throws(Errno) {
             fd = try SystemCall.retrying { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         } catch {
-            throw SocketClientError(path: path, call: "socket", errno: error.rawValue)
+            throw SocketClientError(path: path, call: "socket", errno: error)
         }
         do throws(Errno) {
             try SystemCall.retrying { address.connect(fd) }
         } catch {
             Glibc.close(fd)
-            throw SocketClientError(path: path, call: "connect", errno: error.rawValue)
+            throw SocketClientError(path: path, call: "connect", errno: error)
         }
         self.fd = fd
     }
@@ -43,7 +43,7 @@ public final class SocketLineClient: Sendable {
         let outcome = bytes.withUnsafeBytes { raw in
             Result { () throws(Errno) in try SystemCall.writeAll(raw) { Glibc.send(fd, $0, $1, Int32(MSG_NOSIGNAL)) } }
         }
-        if case .failure(let error) = outcome { throw SocketClientError(path: path, call: "send", errno: error.rawValue) }
+        if case .failure(let error) = outcome { throw SocketClientError(path: path, call: "send", errno: error) }
     }
 
     public func send(line: String) throws(SocketClientError) {
@@ -56,7 +56,7 @@ public final class SocketLineClient: Sendable {
     }
 
     /// The next line (without its newline), nil when `timeout` passed first. Throws `.endOfStream`
-    /// (errno 0) when the gateway closed the connection.
+    /// (errno nil) when the gateway closed the connection.
     public func readLine(timeout: Duration?) throws(SocketClientError) -> String? {
         let deadline = timeout.map { ContinuousClock.now + $0 }
         while true {
@@ -74,16 +74,16 @@ public final class SocketLineClient: Sendable {
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready: Int32
             do throws(Errno) { ready = try SystemCall.retrying { poll(&descriptor, 1, wait) } } catch {
-                throw SocketClientError(path: path, call: "poll", errno: error.rawValue)
+                throw SocketClientError(path: path, call: "poll", errno: error)
             }
             if ready == 0 { continue }
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             let outcome: SystemCall.IOOutcome
             do throws(Errno) { outcome = try SystemCall.nonBlocking { Glibc.read(fd, &buffer, buffer.count) } } catch {
-                throw SocketClientError(path: path, call: "read", errno: error.rawValue)
+                throw SocketClientError(path: path, call: "read", errno: error)
             }
             guard case .done(let count) = outcome else { continue }
-            if count == 0 { throw SocketClientError(path: path, call: "read", errno: 0) }
+            if count == 0 { throw SocketClientError(path: path, call: "read", errno: nil) }
             framer.withLock { $0.append(buffer[0..<count]) }
         }
     }
@@ -92,19 +92,19 @@ public final class SocketLineClient: Sendable {
 public struct SocketClientError: Error, Equatable, Sendable, CustomStringConvertible {
     public var path: String
     public var call: String
-    /// 0 when the gateway closed the connection.
-    public var errno: Int32
+    /// nil when the gateway closed the connection.
+    public var errno: Errno?
 
-    public var isEndOfStream: Bool { errno == 0 }
+    public var isEndOfStream: Bool { errno == nil }
 
     public var description: String {
-        switch errno {
-        case 0: "the gateway closed the connection on \(path)"
+        switch errno?.rawValue {
+        case nil: "the gateway closed the connection on \(path)"
         case ENOENT: "no gateway socket at \(path) (\(call): ENOENT): is the gateway running? (--socket PATH to use another)"
         case ECONNREFUSED: "nothing listens on \(path) (\(call): ECONNREFUSED): the gateway is not running"
         case EACCES: "permission denied on \(path) (\(call): EACCES): join the socket's group or run as its owner"
         case ENAMETOOLONG: "socket path \(path) is too long for a UNIX socket address (\(call): ENAMETOOLONG)"
-        default: "\(call) on \(path) failed: \(Errno(rawValue: errno))"
+        case let code?: "\(call) on \(path) failed: \(Errno(rawValue: code))"
         }
     }
 }

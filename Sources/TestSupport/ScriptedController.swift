@@ -89,9 +89,7 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
 
     private func acceptLoop() {
         while true {
-            let fd = accept(listener, nil, nil)
-            guard fd >= 0 else {
-                if errno == EINTR { continue }
+            guard let fd = try? SystemCall.retrying({ accept(listener, nil, nil) }) else {
                 close(listener)
                 return
             }
@@ -109,9 +107,8 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1024)
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
+            guard let count = try? SystemCall.retrying({ chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) } }),
+                  count > 0 else { break }
             buffer += chunk[0..<count]
             while buffer.count >= 4, buffer[0] == 0x01, buffer.count >= 4 + Int(buffer[3]) {
                 let opcode = UInt16(buffer[1]) | UInt16(buffer[2]) << 8

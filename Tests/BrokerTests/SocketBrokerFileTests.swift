@@ -89,7 +89,7 @@ import SystemCall
         defer { try? FileManager.default.removeItem(atPath: folder) }
         #expect { try SocketLineClient(path: folder + "/none.sock") } throws: { error in
             let error = error as? SocketClientError
-            return error?.errno == ENOENT && error?.description.contains("ENOENT") == true
+            return error?.errno == Errno(rawValue: ENOENT) && error?.description.contains("ENOENT") == true
         }
         let stale = folder + "/stale.sock"
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)

@@ -1,5 +1,6 @@
 import Broker
 import Foundation
+import SystemCall
 
 extension SocketLineClient {
     /// The next `count` lines, each within `timeout`.
@@ -21,7 +22,7 @@ extension SocketLineClient {
             let next: Result<String?, SocketClientError> = Result { () throws(SocketClientError) in try readLine(timeout: timeout) }
             // ECONNRESET instead of end of stream when the gateway died with our lines unread; Linux
             // hands over everything it had written first.
-            if case .failure(let error) = next, error.isEndOfStream || error.errno == ECONNRESET { return lines }
+            if case .failure(let error) = next, error.isEndOfStream || error.errno == Errno(rawValue: ECONNRESET) { return lines }
             guard let line = try next.get() else { throw TimeoutError(description: "no end of stream on \(path) within \(timeout) after: \(lines)") }
             lines.append(line)
         }
