@@ -35,6 +35,7 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 # The frame format's independent implementation (docs/protocol.md): frames are encrypted, so the
 # observer looks for a message's first chunk header (kind, sequence, message id), not its content.
+from line_client import LineClient  # noqa: E402
 import found_memory  # noqa: E402  (imports this module's helpers inside its functions only)
 
 _frames = importlib.machinery.SourceFileLoader(
@@ -100,62 +101,6 @@ def inner_main(flag, inner_function, doc):
         inner_function(sys.argv[2], sys.argv[3], sys.argv[4], "--quick" in sys.argv)
     else:
         print(doc)
-
-
-class LineClient:
-    """A gateway socket client stamping every event line it reads (CLOCK_MONOTONIC ns)."""
-
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(path)
-        self.lock = threading.Condition()
-        self.lines = []
-        self.replies = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        buffer = b""
-        while True:
-            try:
-                data = self.sock.recv(65536)
-            except OSError:
-                return
-            if not data:
-                return
-            now = time.monotonic_ns()
-            buffer += data
-            *lines, buffer = buffer.split(b"\n")
-            with self.lock:
-                for line in lines:
-                    text = line.decode(errors="replace")
-                    if text.startswith(("OK", "ERR", "PONG")):
-                        self.replies.append(text)
-                    else:
-                        self.lines.append((now, text))
-                self.lock.notify_all()
-
-    def request(self, line, timeout=5):
-        with self.lock:
-            self.replies.clear()
-            self.sock.sendall((line + "\n").encode())
-            if not self.lock.wait_for(lambda: self.replies, timeout):
-                raise TimeoutError(f"no reply to {line!r}")
-            return self.replies.pop(0)
-
-    def wait_topic(self, topic, timeout):
-        deadline = time.monotonic() + timeout
-        with self.lock:
-            while True:
-                for stamp, text in self.lines:
-                    if text.split(" ", 1)[0] == topic:
-                        return stamp, text
-                left = deadline - time.monotonic()
-                if left <= 0 or not self.lock.wait(left):
-                    if time.monotonic() >= deadline:
-                        return None, None
-
-    def close(self):
-        self.sock.close()
 
 
 def config(work, name, api_key, lost_after, body):

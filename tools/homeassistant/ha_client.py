@@ -5,10 +5,14 @@ import json
 import os
 import socket
 import struct
+import sys
 import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from line_client import LineClient  # noqa: E402,F401  (the gateway socket, shared with the bench)
 
 CLIENT_ID_PATH = "/"   # onboarding and /auth/token name a client by a URL on Home Assistant itself
 
@@ -130,41 +134,3 @@ class WebSocket:
             data += chunk
         return data
 
-
-class LineClient:
-    """The gateway's socket: `request` sends a line and returns its reply (OK…, ERR…, PONG)."""
-
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(path)
-        self.lock = threading.Condition()
-        self.replies = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        buffer = b""
-        while True:
-            try:
-                data = self.sock.recv(65536)
-            except OSError:
-                return
-            if not data:
-                return
-            buffer += data
-            *lines, buffer = buffer.split(b"\n")
-            with self.lock:
-                self.replies += [line.decode(errors="replace") for line in lines
-                                 if line.startswith((b"OK", b"ERR", b"PONG"))]
-                self.lock.notify_all()
-
-    def request(self, line, timeout=60):
-        with self.lock:
-            self.replies.clear()
-            self.sock.sendall((line + "\n").encode())
-            if not self.lock.wait_for(lambda: self.replies, timeout):
-                raise OSError(f"no reply to {line!r} within {timeout} s")
-            return self.replies.pop(0)
-
-    def close(self):
-        self.sock.shutdown(socket.SHUT_RDWR)
-        self.sock.close()

@@ -203,7 +203,7 @@ def run(args, binary, work, procs):
     # Found: A publishes what B's subscription matches.
     a, a_socket = gateway(binary, gateway_config(work, "a", key, ""), "a", work, procs)
     alive.append(("gateway a", a))
-    reply = a_socket.request(f"PUB den/door {base64.b64encode(b'open').decode()} mediums=ble mode=broadcast")
+    reply = a_socket.request(f"PUB den/door {base64.b64encode(b'open').decode()} mediums=ble mode=broadcast", timeout=60)
     assert reply.startswith("OK "), reply
     on = state("subscription_1", "on", {"presence": "ON", "found": 1})
     # btvirt's reports carry no RSSI: the attributes are there, null (SignalTests has the values).
@@ -226,7 +226,7 @@ def run(args, binary, work, procs):
 
     # The background switch, turned off in Home Assistant, reaches the gateway.
     api.rest("POST", "/api/services/switch/turn_off", {"entity_id": ids["background"]})
-    wait_for("GET background == OK off on the gateway", lambda: b_socket.request("GET background") == "OK off", alive=alive)
+    wait_for("GET background == OK off on the gateway", lambda: b_socket.request("GET background", timeout=60) == "OK off", alive=alive)
     state("background", "off")
     step("switch: turned off in Home Assistant, GET background answers off")
 
