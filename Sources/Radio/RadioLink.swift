@@ -180,7 +180,16 @@ extension Radio {
             return
         }
         link?.nextPayload = index + 1
-        // Parameters, address and data may only change while advertising is off. The step goes to
+        // A periodic controller takes new data while it advertises (Core 5.x Vol 4 Part E 7.8.7: the
+        // next advertising events carry it): a rotation step is the data alone, one command, not
+        // disable → data → enable. Only btvirt needs the enable (one report per enable).
+        if !state.reannouncesEveryInterval, state.advertisingEnabled, state.advertisingParametersSet,
+           state.address != nil, !addressRotationRequested {
+            try await controller.send(.leSetAdvertisingData(data, device: device))
+            link?.advertisingData = data
+            return
+        }
+        // Parameters and the address may only change while advertising is off. The step goes to
         // the controller as one sequence: the radio is resumed once, when the enable is answered.
         var commands: [HCICommand] = state.advertisingEnabled ? [.leSetAdvertisingEnable(false)] : []
         let address = state.address == nil || addressRotationRequested ? BDAddress.randomStatic() : nil
