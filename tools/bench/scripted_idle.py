@@ -1,9 +1,10 @@
 """Idle on a controller like a Pi's: the process bench's gateway A (two subscriptions, one
 publication) on a scripted H4 controller that answers as a Broadcom Bluetooth 4.1 chip (manufacturer
-0x000F, no extended advertising, as TestSupport's ScriptedController does) and reports a neighbour's
+0x000F, no extended advertising, as TestSupport's ScriptedController does; with --extended, extended
+advertising with 4 sets) and reports a neighbour's
 advert 10 times a second (A hears 10 adverts/s on btvirt too). Measures A's CPU and the HCI commands
 it sends per second, by opcode, over S seconds; several builds interleaved, round by round.
-  .venv/bin/python tools/bench/scripted_idle.py [--rounds N] [--seconds S] LABEL=BINARY...
+  .venv/bin/python tools/bench/scripted_idle.py [--rounds N] [--seconds S] [--extended] LABEL=BINARY...
 (NEARBY_GATEWAY_BOARDS=boards when the binary is outside the repository.)
 """
 import argparse
@@ -26,8 +27,8 @@ NAMES = {0x2008: "LE Set Advertising Data", 0x200A: "LE Set Advertising Enable",
 class Controller:
     """One connection at a time; answers every command with Command Complete, status 0."""
 
-    def __init__(self, path, report_interval=0.1):
-        self.path, self.interval = path, report_interval
+    def __init__(self, path, extended=False, report_interval=0.1):
+        self.path, self.interval, self.extended = path, report_interval, extended
         self.commands = []   # (monotonic time, opcode)
         self.scanning, self.conn, self.stopped = False, None, False
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -62,9 +63,12 @@ class Controller:
 
     def _answer(self, conn, opcode, params):
         returned = {0x1001: bytes([7, 0, 0, 7, 0x0F, 0, 0, 0]),   # HCI 4.1, Broadcom
-                    0x2003: bytes(8),                            # no extended advertising
+                    # LE features: extended advertising (bit 12) only with --extended
+                    0x2003: bytes([0, 0x10 if self.extended else 0, 0, 0, 0, 0, 0, 0]),
+                    0x203A: bytes([31, 0]),    # LE Read Maximum Advertising Data Length
+                    0x203B: bytes([4]),        # LE Read Number of Supported Advertising Sets
                     0x1009: bytes([0x42, 0, 0x5C, 0x12, 0x34, 0x56])}.get(opcode, b"")
-        if opcode == 0x200C:
+        if opcode in (0x200C, 0x2042):   # LE Set (Extended) Scan Enable
             self.scanning = params[:1] == b"\x01"
         self.commands.append((time.monotonic(), opcode))
         body = bytes([1, opcode & 0xFF, opcode >> 8, 0]) + returned
@@ -79,9 +83,15 @@ class Controller:
                 continue
             seq = (seq + 1) & 0xFF
             ad = bytes([5, 0xFF, 0x4C, 0, 0x10, seq])
-            report = bytes([1, 0, 0, 1, 2, 3, 4, 5, 0xC6, len(ad)]) + ad + bytes([0xC4])   # one report, RSSI -60
+            if self.extended:   # LE Extended Advertising Report: legacy ADV_NONCONN_IND, RSSI -60
+                report = (bytes([1, 0x10, 0, 0, 1, 2, 3, 4, 5, 0xC6, 1, 0, 0xFF, 0x7F, 0xC4, 0, 0, 0]) + bytes(6)
+                          + bytes([len(ad)]) + ad)
+                subevent = 0x0D
+            else:
+                report = bytes([1, 0, 0, 1, 2, 3, 4, 5, 0xC6, len(ad)]) + ad + bytes([0xC4])   # one report, RSSI -60
+                subevent = 0x02
             try:
-                conn.sendall(bytes([4, 0x3E, len(report) + 1, 0x02]) + report)
+                conn.sendall(bytes([4, 0x3E, len(report) + 1, subevent]) + report)
             except OSError:
                 pass
 
@@ -93,10 +103,10 @@ class Controller:
         os.unlink(self.path)
 
 
-def window(binary, seconds, lost_after=2):
+def window(binary, seconds, extended, lost_after=2):
     work = tempfile.mkdtemp(prefix="scripted-idle-")
     path = os.path.join(work, "controller.sock")
-    controller = Controller(path)
+    controller = Controller(path, extended)
     key = f"scripted-idle-{os.getpid()}"
     conf = process.config(work, "a", key, lost_after, process.subscription("bench", lost_after)
                           + process.subscription("other", lost_after) + process.publication("bench-a", "hello", "from-a"))
@@ -126,11 +136,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--extended", action="store_true", help="a controller with extended advertising and 4 sets")
     ap.add_argument("binaries", nargs="+", help="LABEL=BINARY")
     args = ap.parse_args()
     for r in range(args.rounds):
         for label, binary in (b.split("=", 1) for b in args.binaries):
-            row = window(binary, args.seconds)
+            row = window(binary, args.seconds, args.extended)
             commands = ", ".join(f"{NAMES.get(op, hex(op))} {n:.1f}" for op, n in sorted(row["per_s"].items()))
             print(f"round {r} {label:>8}: CPU {100 * row['cpu']:.2f} %, RSS {row['rss']:.2f} MB, "
                   f"HCI commands/s {sum(row['per_s'].values()):.1f} ({commands or 'none'}); load1 {row['load']:.2f}", flush=True)
