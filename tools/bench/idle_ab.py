@@ -1,0 +1,80 @@
+"""Same-machine before/after of the idle rows (BENCHMARKS.md's process section): gateway A and B of
+process.py's idle setup, run by each binary in turn, interleaved, on one private btvirt; Mosquitto with
+its two subscribers beside every window. Prints one line per window with the load average at its end.
+  scripts/private-air .venv/bin/python tools/bench/idle_ab.py [--rounds N] [--seconds S] LABEL=BINARY...
+"""
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import process  # noqa: E402
+
+
+def window(binary, seconds, lost_after=2):
+    import paho.mqtt.client as mqtt
+    work = tempfile.mkdtemp(prefix="idle-ab-")
+    os.chmod(work, 0o777)
+    key = f"idle-ab-{os.getpid()}"
+    procs = []
+    try:
+        a_conf = process.config(work, "a", key, lost_after, process.subscription("bench", lost_after)
+                                + process.subscription("other", lost_after) + process.publication("bench-a", "hello", "from-a"))
+        b_conf = process.config(work, "b", key, lost_after, process.publication("bench-b", "hello", "from-b")
+                                + process.subscription("bench-a", lost_after))
+        a, b = process.gateway(binary, a_conf, procs), process.gateway(binary, b_conf, procs)
+        process.wait_path(f"{work}/a.sock", a)
+        process.wait_path(f"{work}/b.sock", b)
+        msock, mconf = os.path.join(work, "mq.sock"), os.path.join(work, "mq.conf")
+        with open(os.path.join(HERE, "mosquitto.conf")) as f:
+            open(mconf, "w").write(f.read().replace("@SOCKET@", msock))
+        mq = process.subprocess.Popen(["mosquitto", "-c", mconf], stdout=process.subprocess.DEVNULL,
+                                      stderr=process.subprocess.DEVNULL)
+        procs.append(mq)
+        process.wait_path(msock, mq)
+        paho = []
+        for n in range(2):
+            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"idle-{n}", transport="unix")
+            c.connect(msock)
+            c.subscribe(f"found/topic{n}/#")
+            c.loop_start()
+            paho.append(c)
+        paho[0].publish("found/topic0/hello", b"hello", retain=True).wait_for_publish(5)
+        time.sleep(2)   # as process.py: first found and connections settle before the window
+        a0, b0, m0, t0 = process.cpu_seconds(a.pid), process.cpu_seconds(b.pid), process.cpu_seconds(mq.pid), time.monotonic()
+        time.sleep(seconds)
+        wall = time.monotonic() - t0
+        row = {"a_cpu": (process.cpu_seconds(a.pid) - a0) / wall, "b_cpu": (process.cpu_seconds(b.pid) - b0) / wall,
+               "mq_cpu": (process.cpu_seconds(mq.pid) - m0) / wall, "a": process.memory(a.pid),
+               "mq": process.memory(mq.pid), "load": os.getloadavg()[0],
+               "by_mapping": process.rss_by_mapping(a.pid, 6)}
+        for c in paho:
+            c.loop_stop()
+            c.disconnect()
+        return row
+    finally:
+        for p in procs:
+            process.stop(p)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("binaries", nargs="+", help="LABEL=BINARY")
+    args = ap.parse_args()
+    pairs = [b.split("=", 1) for b in args.binaries]
+    for r in range(args.rounds):
+        for label, binary in pairs:
+            row = window(binary, args.seconds)
+            print(f"round {r} {label:>8}: A RSS {row['a']['VmRSS']:.2f} MB (HWM {row['a']['VmHWM']:.2f}), "
+                  f"A CPU {100 * row['a_cpu']:.2f} %, B CPU {100 * row['b_cpu']:.2f} %; "
+                  f"Mosquitto RSS {row['mq']['VmRSS']:.2f} MB CPU {100 * row['mq_cpu']:.2f} %; "
+                  f"load1 {row['load']:.2f}; A RSS KB by mapping {row['by_mapping']}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
