@@ -1,0 +1,72 @@
+"""Our gateway against Theengs Gateway, whole programs on the same kernel, air and broker: boots the
+real-kernel guest of scripts/system-test (Debian's kernel under qemu TCG, one vCPU) and runs
+tools/bench/theengs/guest.py in it; Theengs Gateway comes from the venv scripts/bench made in
+.cache (the guest sees the host's root, read-only, over 9p)."""
+import json
+import os
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(binary, top, work, quick):
+    python = os.environ.get("NEARBY_THEENGS_PYTHON")
+    if not python:
+        raise RuntimeError("NEARBY_THEENGS_PYTHON is not set (scripts/bench makes the Theengs venv)")
+    results = os.path.join(top, ".cache", "theengs-bench", "last-run")
+    subprocess.run(["rm", "-rf", results], check=True)
+    os.makedirs(results)
+    rates = os.environ.get("NEARBY_THEENGS_RATES", "100,1000" if quick else "100,1000,5000")
+    seconds = "5" if quick else "10"
+    env = dict(os.environ, SYSTEM_TEST_SMP="1")
+    load = os.getloadavg()
+    status = subprocess.run(
+        [os.path.join(top, "tools", "system-test", "boot"), "--quiet", "--timeout", "3600", results, "--",
+         python, os.path.join(HERE, "theengs", "guest.py"), "--gateway", binary, "--theengs-python", python,
+         "--rates", rates, "--seconds", seconds, "--devices", "100", "--out", "/results/theengs.json"],
+        env=env).returncode
+    out = os.path.join(results, "theengs.json")
+    if not os.path.exists(out):
+        raise RuntimeError(f"the guest wrote no results (boot status {status}; console: {results}/console.log)")
+    with open(out) as f:
+        data = json.load(f)
+    data["host_load"] = [load, os.getloadavg()]
+    data["qemu_nice"] = os.environ.get("SYSTEM_TEST_NICE", "10")
+    for side, d in data["sides"].items():
+        if "error" in d:
+            raise RuntimeError(f"{side}: {d['error']} (console: {results}/console.log)")
+    return data
+
+
+def rows(d):
+    from report import row
+    out = []
+    ours = {p["rate"]: p for p in d["sides"]["ours"]["points"]}
+    theirs = {p["rate"]: p for p in d["sides"]["theengs"]["points"]}
+    for rate in d["rates"]:
+        o, t = ours[rate], theirs[rate]
+        air = f"{rate:,}/s asked; reached {o['reached']:,.0f} (ours), {t['reached']:,.0f} (theirs)"
+        name = "Theengs Gateway 1.8.0 + bluetoothd"
+        out.append(row("theengs", f"CPU at {rate:,} adverts/s (1 vCPU = 100 %)", o["cpu"], t["cpu"],
+                       name, "%", "lower", air))
+        out.append(row("theengs", f"RSS at {rate:,} adverts/s", o["rss_mb"], t["rss_mb"], name, "MB", "lower"))
+        for p in ("p50", "p99"):
+            if o[f"{p}_ms"] is not None and t[f"{p}_ms"] is not None:
+                out.append(row("theengs", f"advert → MQTT latency {p} at {rate:,} adverts/s", o[f"{p}_ms"],
+                               t[f"{p}_ms"], name, "ms", "lower"))
+        out.append(row("theengs", f"beacon adverts without their MQTT message at {rate:,}/s", o["lost"], t["lost"],
+                       name, "", "lower", f"of {o['expected']:,} (ours), {t['expected']:,} (theirs)"))
+    return out
+
+
+def details(d):
+    lines = []
+    for side, s in d["sides"].items():
+        for p in s["points"]:
+            lines.append(f"{side} at {p['rate']:,}/s: {p['sent']:,} adverts in {p['send_seconds']:.1f} s "
+                         f"({p['reached']:,.0f}/s), {p['received']:,} of {p['expected']:,} beacon adverts published, "
+                         f"{p['other_messages']:,} other messages, window {p['window_s']:.1f} s")
+    (l0, l1) = d["host_load"]
+    return (f"**Theengs run.** In the real-kernel guest ({d['kernel']}, qemu TCG, {d['cpus']} vCPU, qemu at nice "
+            f"{d['qemu_nice']}; host load average {l0[0]:.1f} before, {l1[0]:.1f} after), {d['devices']} device "
+            f"addresses, {d['seconds']:g} s per rate. " + "; ".join(lines) + ".")
