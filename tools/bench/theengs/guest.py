@@ -133,7 +133,7 @@ def our_gateway(binary, hci, procs):
     with open(config, "w") as f:
         f.write(f'''api_key   = "bench-shared-key"
 board     = "sim"
-log_level = "info"
+log_level = "warning"
 
 [radio]
 device       = "{hci}"
