@@ -12,6 +12,7 @@ neither pays for the other.
 import argparse
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -62,6 +63,14 @@ class Subscriber:
         self.client.on_connect = lambda c, u, f, r, p: c.subscribe("#")
         self.client.connect("127.0.0.1", 1883)
         self.client.loop_start()
+
+
+def broker_listening():
+    try:
+        socket.create_connection(("127.0.0.1", 1883), timeout=1).close()
+        return True
+    except OSError:
+        return False
 
     def _message(self, client, userdata, message):
         now = time.monotonic_ns()
@@ -247,7 +256,7 @@ def main():
     result = {"rates": rates, "seconds": args.seconds, "devices": args.devices, "sides": {},
               "kernel": os.uname().release, "cpus": os.cpu_count()}
     try:
-        time.sleep(1)
+        wait_for("Mosquitto listening on 127.0.0.1:1883", broker_listening, 60)
         subscriber = Subscriber()
         for side in args.sides.split(","):
             procs = []
