@@ -52,6 +52,14 @@ def wait_for(what, test, seconds):
     raise RuntimeError(f"timed out ({seconds} s) waiting for {what}")
 
 
+def broker_listening():
+    try:
+        socket.create_connection(("127.0.0.1", 1883), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
 class Subscriber:
     """Every message on the broker, stamped on receipt."""
 
@@ -63,14 +71,6 @@ class Subscriber:
         self.client.on_connect = lambda c, u, f, r, p: c.subscribe("#")
         self.client.connect("127.0.0.1", 1883)
         self.client.loop_start()
-
-
-def broker_listening():
-    try:
-        socket.create_connection(("127.0.0.1", 1883), timeout=1).close()
-        return True
-    except OSError:
-        return False
 
     def _message(self, client, userdata, message):
         now = time.monotonic_ns()
