@@ -102,6 +102,11 @@ def rows(results):
         builders["mqtt"] = mqtt.rows
     except ImportError:
         pass
+    try:
+        import theengs
+        builders["theengs"] = theengs.rows
+    except ImportError:
+        pass
     for section, data in results["sections"].items():
         if section in builders:
             out += builders[section](data)
@@ -215,7 +220,8 @@ def markdown(results, rs):
 
 
 DETAIL_PREFIXES = {"pipeline": "**Advert pipeline run.**", "fanout": "**Fan-out run.**", "modem": "**Modem run.**",
-                   "process": "**Gateway process run**", "mqtt": "**MQTT bridge run.**"}
+                   "process": "**Gateway process run**", "mqtt": "**MQTT bridge run.**",
+                   "theengs": "**Theengs run.**"}
 
 
 def carried(path, rerun):
