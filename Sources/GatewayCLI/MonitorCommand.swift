@@ -27,6 +27,12 @@ struct MonitorCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("Topic filters to subscribe to.", valueName: "filter"))
     var filters: [String] = []
 
+    /// What `monitor` subscribes to without filters. A stored constant, not an array literal in `run`:
+    /// Swift 6.2.3's optimizer (Debian's swiftlang, the arm64 package's compiler) stack-promoted that
+    /// literal inside `filters.isEmpty ? [...] : filters` and dropped its element stores, so the arm64
+    /// `monitor` read garbage as a string and died allocating 365 GB (docs/install.md, "For a Pi").
+    static let defaultFilters = ["#", "$SYS/#"]
+
     func validate() throws {
         for filter in filters {
             do { _ = try TopicFilter(parsing: filter) } catch { throw ValidationError("bad filter '\(filter)': \(error)") }
@@ -41,7 +47,7 @@ struct MonitorCommand: ParsableCommand {
             fail("\(error)")
         }
         do {
-            for filter in filters.isEmpty ? ["#", "$SYS/#"] : filters { try client.send(line: "SUB \(filter)") }
+            for filter in filters.isEmpty ? Self.defaultFilters : filters { try client.send(line: "SUB \(filter)") }
         } catch {
             // A full gateway answers `ERR too-many-clients …` and closes: say that, not EPIPE.
             if let reply = try? client.readLine(timeout: .seconds(2)), reply.hasPrefix("ERR ") { fail("the gateway refused: \(reply)") }
