@@ -71,8 +71,8 @@ enum DiscoveryKey: Hashable, Sendable {
 /// Up to 31 bytes held inline (32 bytes, the size of the `ArraySlice` it replaces): a found entry's
 /// beacon content.
 struct InlineBytes: Sendable {
+    /// The bytes, then their count in the last byte.
     private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-    private var length: UInt8 { UInt8(truncatingIfNeeded: words.3 >> 56) }
     static let capacity = 31
 
     init() {}
