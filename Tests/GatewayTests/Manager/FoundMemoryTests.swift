@@ -66,8 +66,8 @@ import TestSupport
     }
 
     /// Issue 31's bound, on what the structures themselves allocate (`HeapBytes`: counted from their
-    /// capacities and strings, so other tests running in the process cannot move it). ~1,490 B per
-    /// entry by the same count before (docs/footprint.md): a dictionary of whole entries, 48-byte keys,
+    /// capacities and strings, so other tests running in the process cannot move it). 1,484 B per
+    /// entry by the same count before this change (docs/footprint.md): a dictionary of whole entries, 48-byte keys,
     /// entries pinning their HCI event, and two strings per retained event.
     @Test("a found entry at limits.found, distinct iBeacons: found set and retained event take at most 1 KB")
     func perEntryBytesBound() {
