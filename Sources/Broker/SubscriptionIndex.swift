@@ -9,8 +9,11 @@ struct SubscriptionIndex<Subscriber: Hashable> {
     private var byTopic: [String: [Subscriber]] = [:]
 
     /// Topics remembered at most; past it the cache starts over (topics carry namespaces and types,
-    /// which a client may invent, so the set of topics is not bounded by the gateway).
-    static var topicCacheLimit: Int { 4096 }
+    /// which a client may invent, so the set of topics is not bounded by the gateway). 512, not the
+    /// found set's 4,096: a flood of distinct beacons gives every entry a found and a lost topic, and
+    /// ~200 bytes each stayed cached after the entries expired (docs/footprint.md); the few topics a
+    /// steady stream of events repeats fit either way.
+    static var topicCacheLimit: Int { 512 }
 
     /// Number of distinct filters.
     var filterCount: Int { byFilter.count }

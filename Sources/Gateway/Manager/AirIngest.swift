@@ -152,7 +152,7 @@ public struct AirIngest: Sendable {
                 guard frameCount == 18 || frameCount == 20 else { return }
                 sink.beacon(.eddystoneUID)
                 guard listening.wanted.contains(.eddystoneUID) else { return }
-                key = .eddystoneUID(namespace: ShortBytes(content[(f + 2)..<(f + 12)]), instance: ShortBytes(content[(f + 12)..<(f + 18)]))
+                key = .eddystoneUID(ShortBytes(content[(f + 2)..<(f + 18)]))
                 telemetry = telemetryBySender[sender]
             case EddystoneURL.frameType:
                 guard case .eddystoneURL(let url)? = Beacon.parse(type: type, data: content) else { return }
@@ -213,7 +213,7 @@ public struct AirIngest: Sendable {
                 lostAfter = max(lostAfter ?? subscription.lostAfter, subscription.lostAfter)
             }
             guard let lostAfter else { return }
-            sighted(.message(message), details: DiscoveryDetails(medium: medium, content: message.content[...]), rssi: rssi,
+            sighted(.message(message), details: DiscoveryDetails(medium: medium, content: message.content), rssi: rssi,
                     lostAfter: lostAfter, authenticated: true, now: now, date: date, into: &sink) { _ in
                 Set(subscriptions.lazy.filter { $0.matches(message) }.compactMap(\.led))
             }
@@ -281,7 +281,7 @@ public struct AirIngest: Sendable {
     /// Found-set entries evicted to make room, and beacon sightings refused for lack of it.
     public var foundEvicted: Int { found.evicted }
     public var foundRefused: Int { found.refused }
-    var foundEntries: Dictionary<DiscoveryKey, Entry>.Values { found.entries.values }
+    var foundEntries: [Entry] { found.entries }
 }
 
 /// What an `AirIngest` call reports back to its owner, in the order it happened.

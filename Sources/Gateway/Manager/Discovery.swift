@@ -5,9 +5,14 @@ import Radio
 
 /// What the found set holds: one of our messages, or a beacon a subscription opted into.
 /// Keys are content, never addresses or message ids, so rotation never causes a lost/found.
+///
+/// 24 bytes (docs/footprint.md): a found entry holds its key several times (the entry, the index's
+/// slot, two heap items), so the rare message case is boxed and an Eddystone UID's 10 + 6 bytes
+/// share one `ShortBytes`.
 enum DiscoveryKey: Hashable, Sendable {
-    case message(Message)
-    case eddystoneUID(namespace: ShortBytes, instance: ShortBytes)
+    indirect case message(Message)
+    /// The namespace (10 bytes) and then the instance (6 bytes).
+    case eddystoneUID(ShortBytes)
     case eddystoneURL(String)
     case iBeacon(uuid: ShortBytes, major: UInt16, minor: UInt16)
 
@@ -15,7 +20,7 @@ enum DiscoveryKey: Hashable, Sendable {
     var topicSuffix: String {
         switch self {
         case .message(let message): "\(TopicLevel.escape(message.namespace))/\(TopicLevel.escape(message.type))"
-        case .eddystoneUID(let namespace, let instance): "eddystone/\(Hex.lower(namespace.bytes))/\(Hex.lower(instance.bytes))"
+        case .eddystoneUID(let id): "eddystone/\(Hex.lower(id.bytes.prefix(10)))/\(Hex.lower(id.bytes.dropFirst(10)))"
         case .eddystoneURL(let url): "eddystone-url/\(TopicLevel.escape(URLComponents(string: url)?.host ?? url))"
         case .iBeacon(let uuid, let major, let minor): "ibeacon/\(Hex.uuid(uuid.bytes))/\(major)/\(minor)"
         }
@@ -27,10 +32,9 @@ enum DiscoveryKey: Hashable, Sendable {
         case .message(let message):
             hasher.combine(0 as UInt8)
             message.hash(into: &hasher)
-        case .eddystoneUID(let namespace, let instance):
+        case .eddystoneUID(let id):
             hasher.combine(1 as UInt8)
-            hasher.combine(namespace)
-            hasher.combine(instance)
+            hasher.combine(id)
         case .eddystoneURL(let url):
             hasher.combine(2 as UInt8)
             hasher.combine(url)
@@ -42,6 +46,17 @@ enum DiscoveryKey: Hashable, Sendable {
         }
     }
 
+    /// Heap bytes the key holds outside itself (`HeapBytes`): a message's box and its parts, a URL.
+    var heapBytes: Int {
+        switch self {
+        case .message(let message):
+            HeapBytes.chunk(16 + MemoryLayout<Message>.stride) + HeapBytes.string(message.namespace) + HeapBytes.string(message.type)
+                + HeapBytes.array(capacity: message.content.capacity, of: UInt8.self)
+        case .eddystoneURL(let url): HeapBytes.string(url)
+        case .eddystoneUID, .iBeacon: 0
+        }
+    }
+
     /// The subscription `include` family this beacon belongs to; nil for messages.
     var beaconFilter: BeaconFilter? {
         switch self {
@@ -50,6 +65,33 @@ enum DiscoveryKey: Hashable, Sendable {
         case .eddystoneURL: .eddystoneURL
         case .iBeacon: .iBeacon
         }
+    }
+}
+
+/// Up to 31 bytes held inline (32 bytes, the size of the `ArraySlice` it replaces): a found entry's
+/// beacon content.
+struct InlineBytes: Sendable {
+    /// The bytes, then their count in the last byte.
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    static let capacity = 31
+
+    init() {}
+
+    /// Nil when `bytes` are more than `capacity`.
+    init?(_ bytes: some Collection<UInt8>) {
+        guard bytes.count <= Self.capacity else { return nil }
+        withUnsafeMutableBytes(of: &words) { raw in
+            var k = 0
+            for byte in bytes {
+                raw[k] = byte
+                k += 1
+            }
+            raw[Self.capacity] = UInt8(k)
+        }
+    }
+
+    var bytes: [UInt8] {
+        withUnsafeBytes(of: words) { raw in Array(raw[0..<Int(raw[Self.capacity])]) }
     }
 }
 
@@ -81,20 +123,32 @@ struct ShortBytes: Hashable, Sendable {
 /// What we know about one found entry beyond its key, for the event JSON.
 struct DiscoveryDetails: Sendable {
     var medium: Medium
-    /// The message content, or a beacon's raw service/manufacturer data (a view into the advert it
-    /// came in: refreshing an entry copies nothing).
-    var content: ArraySlice<UInt8>
     /// For a beacon, the AD type its `content` came in (service or manufacturer data); nil for messages.
     var beaconADType: UInt8?
+    /// A beacon's bytes (a legacy advert's AD data is at most 29) are copied in, so an entry never
+    /// keeps the HCI event it came in alive, and a sighting still allocates nothing; longer content
+    /// (a message's own array, an extended advert's long AD) is kept as an array.
+    private var inline: InlineBytes
+    private var long: [UInt8]
     /// The sender's latest Eddystone TLM, for an Eddystone-UID.
     var telemetry: EddystoneTLM?
 
-    init(medium: Medium, content: ArraySlice<UInt8>, beaconADType: UInt8? = nil, telemetry: EddystoneTLM? = nil) {
+    init(medium: Medium, content: some Collection<UInt8>, beaconADType: UInt8? = nil, telemetry: EddystoneTLM? = nil) {
         self.medium = medium
-        self.content = content
+        if let inline = InlineBytes(content) {
+            (self.inline, self.long) = (inline, [])
+        } else {
+            (self.inline, self.long) = (InlineBytes(), Array(content))
+        }
         self.beaconADType = beaconADType
         self.telemetry = telemetry
     }
+
+    /// The message content, or a beacon's raw service/manufacturer data.
+    var content: ArraySlice<UInt8> { long.isEmpty ? inline.bytes[...] : long[...] }
+
+    /// Heap bytes the details hold outside themselves (long content only; a message's is shared with its key).
+    var heapBytes: Int { HeapBytes.array(capacity: long.capacity, of: UInt8.self) }
 
     /// The sender's own calibration, its RSSI at 1 m: iBeacon's measured power, or Eddystone-UID/URL's
     /// TX power at 0 m less 41 dB (the Eddystone specification's loss over the first metre). Nil for

@@ -104,7 +104,7 @@ enum BeaconDiscovery {
         let key: DiscoveryKey
         switch beacon {
         case .eddystoneUID(let uid) where wanted.contains(.eddystoneUID):
-            key = .eddystoneUID(namespace: ShortBytes(uid.namespace), instance: ShortBytes(uid.instance))
+            key = .eddystoneUID(ShortBytes(uid.namespace + uid.instance))
         case .eddystoneURL(let url) where wanted.contains(.eddystoneURL):
             key = .eddystoneURL(url.url)
         case .iBeacon(let ibeacon) where wanted.contains(.iBeacon):

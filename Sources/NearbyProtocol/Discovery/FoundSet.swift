@@ -78,7 +78,11 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     /// The time constant of the RSSI low-pass: a step reaches 63 % in this time, 90 % in 2.3×.
     public let rssiTimeConstant: Duration
     public let signal: SignalRule
-    public private(set) var entries: [Key: Entry] = [:]
+    /// Dense, in no particular order once entries were removed (the last one fills the gap), with
+    /// `index` from key to position: a dictionary of whole entries has twice as many slots as entries
+    /// (docs/footprint.md), this one only twice as many small ones.
+    public private(set) var entries: [Entry] = []
+    private var index: [Key: Int32] = [:]
     private var heap = DeadlineHeap<Key>()
     /// Least recently seen first, one heap per standing ([unprotected, protected]); corrected lazily
     /// like `heap` (a sighting only moves `lastSeenInstant` later).
@@ -92,9 +96,20 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     }
 
     public var count: Int { entries.count }
+    public var keys: some Collection<Key> { entries.lazy.map(\.key) }
     /// Items in the deadline heap, stale ones included (bounded: see `compactDeadlinesIfStale`).
     var pendingDeadlines: Int { heap.count }
-    public subscript(key: Key) -> Entry? { entries[key] }
+    public subscript(key: Key) -> Entry? { index[key].map { entries[Int($0)] } }
+
+    /// Heap bytes the set's own containers take (`HeapBytes`); what keys and details hold outside
+    /// themselves is `outOfLine`'s to count (the owner knows their types).
+    public func allocatedBytes(outOfLine: (Entry) -> Int = { _ in 0 }) -> Int {
+        let heaps = [heap, byLastSeen[0], byLastSeen[1]].reduce(0) { $0 + $1.allocatedBytes }
+        return HeapBytes.array(capacity: entries.capacity, of: Entry.self)
+            + HeapBytes.table(capacity: index.capacity, keyStride: MemoryLayout<Key>.stride, valueStride: MemoryLayout<Int32>.stride)
+            + heaps + HeapBytes.array(capacity: byLastSeen.capacity, of: DeadlineHeap<Key>.self)
+            + entries.reduce(0) { $0 + outOfLine($1) }
+    }
 
     /// Records a sighting of `key`. The entry's `lostAfter` becomes the one given (the latest
     /// subscription setting wins), and its detail the one given.
@@ -103,7 +118,7 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
                              date: Date, protected: Bool = true) -> Sighting? {
         switch record(key, detail: detail, rssi: rssi, lostAfter: lostAfter, now: now, date: date, protected: protected) {
         case .added(let entry, _): .found(entry)
-        case .refreshed, .signalMoved: .updated(entries[key]!)
+        case .refreshed, .signalMoved: .updated(self[key]!)
         case .refused: nil
         }
     }
@@ -112,14 +127,14 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     /// for a refresh; an entry is updated in place.
     public mutating func record(_ key: Key, detail: Detail, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant,
                                 date: Date, protected: Bool = true) -> Admission {
-        if let index = entries.index(forKey: key) {
+        if let position = index[key].map(Int.init) {
             let (tau, rule) = (rssiTimeConstant, signal)
-            if let earlier = Self.update(&entries.values[index], detail: detail, rssi: rssi, lostAfter: lostAfter, now: now,
+            if let earlier = Self.update(&entries[position], detail: detail, rssi: rssi, lostAfter: lostAfter, now: now,
                                          date: date, timeConstant: tau) {
                 heap.push(earlier, key)
             }
-            guard rssi != nil, Self.signalMoved(&entries.values[index], rule: rule, now: now) else { return .refreshed }
-            return .signalMoved(entries.values[index])
+            guard rssi != nil, Self.signalMoved(&entries[position], rule: rule, now: now) else { return .refreshed }
+            return .signalMoved(entries[position])
         }
         var evicted: Entry?
         if entries.count >= limit {
@@ -133,7 +148,8 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
         let entry = Entry(key: key, detail: detail, firstSeen: date, lastSeen: date, lastSeenInstant: now, lostAfter: lostAfter,
                           rssi: rssi, smoothedRSSI: rssi.map(Double.init), reportedRSSI: rssi.map(Double.init), reportedInstant: now,
                           sightings: 1, protected: protected)
-        entries[key] = entry
+        index[key] = Int32(entries.count)
+        entries.append(entry)
         if protected { protectedCount += 1 }
         heap.push(entry.deadline, key)
         compactDeadlinesIfStale()
@@ -147,7 +163,7 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     private mutating func evictLeastRecentlySeen(protected: Bool) -> Entry? {
         let standing = protected ? 1 : 0
         while let (seen, key) = byLastSeen[standing].pop() {
-            guard let entry = entries[key], entry.protected == protected else { continue }
+            guard let entry = self[key], entry.protected == protected else { continue }
             if entry.lastSeenInstant > seen {
                 byLastSeen[standing].push(entry.lastSeenInstant, key)
                 continue
@@ -181,14 +197,14 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
 
     private func rebuiltDeadlines() -> DeadlineHeap<Key> {
         var rebuilt = DeadlineHeap<Key>(capacity: Self.compactionBound(entries.count) + 1)
-        for entry in entries.values { rebuilt.push(entry.deadline, entry.key) }
+        for entry in entries { rebuilt.push(entry.deadline, entry.key) }
         return rebuilt
     }
 
     private func rebuiltByLastSeen(_ standing: Int) -> DeadlineHeap<Key> {
         let live = standing == 1 ? protectedCount : entries.count - protectedCount
         var rebuilt = DeadlineHeap<Key>(capacity: Self.compactionBound(live) + 1)
-        for entry in entries.values where entry.protected == (standing == 1) { rebuilt.push(entry.lastSeenInstant, entry.key) }
+        for entry in entries where entry.protected == (standing == 1) { rebuilt.push(entry.lastSeenInstant, entry.key) }
         return rebuilt
     }
 
@@ -196,10 +212,14 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     /// beacons gone), the table and the heaps are rebuilt at the size of what is left, so the memory
     /// can go back (docs/footprint.md). Returns whether it shrank anything.
     private mutating func shrinkIfSparse() -> Bool {
-        guard entries.capacity > 4 * max(entries.count, 64) else { return false }
-        var shrunk = [Key: Entry](minimumCapacity: entries.count)
-        for (key, entry) in entries { shrunk[key] = entry }
-        entries = shrunk
+        guard index.capacity > 4 * max(entries.count, 64) else { return false }
+        var shrunk = [Key: Int32](minimumCapacity: entries.count)
+        for (position, entry) in entries.enumerated() { shrunk[entry.key] = Int32(position) }
+        index = shrunk
+        var compact: [Entry] = []   // a copy with the capacity of its count (`Array(entries)` would share the buffer)
+        compact.reserveCapacity(entries.count)
+        compact.append(contentsOf: entries)
+        entries = compact
         heap = rebuiltDeadlines()
         byLastSeen = [rebuiltByLastSeen(0), rebuiltByLastSeen(1)]
         return true
@@ -207,7 +227,13 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
 
     /// Removes `key` from the set and its counts (its heap items are skipped when they come up).
     private mutating func take(_ key: Key) -> Entry? {
-        guard let entry = entries.removeValue(forKey: key) else { return nil }
+        guard let position = index.removeValue(forKey: key).map(Int.init) else { return nil }
+        let last = entries.count - 1
+        if position != last {
+            entries.swapAt(position, last)
+            index[entries[position].key] = Int32(position)
+        }
+        let entry = entries.removeLast()
         if entry.protected { protectedCount -= 1 }
         return entry
     }
@@ -245,7 +271,7 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     /// The earliest instant at which an entry can be lost (nil when nothing is found).
     public mutating func nextDeadline() -> ContinuousClock.Instant? {
         while let (deadline, key) = heap.top {
-            guard let entry = entries[key] else { heap.pop(); continue }
+            guard let entry = self[key] else { heap.pop(); continue }
             if entry.deadline == deadline { return deadline }
             heap.pop()
             // Re-file under its real deadline unless another heap item already carries it.
@@ -272,6 +298,7 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
 
     public mutating func removeAll() {
         entries.removeAll()
+        index.removeAll()
         protectedCount = 0
         heap = DeadlineHeap()
         byLastSeen = [DeadlineHeap(), DeadlineHeap()]
@@ -307,6 +334,7 @@ struct DeadlineHeap<Key: Sendable>: Sendable {
     init(capacity: Int) { items.reserveCapacity(capacity) }
 
     var top: (ContinuousClock.Instant, Key)? { items.first }
+    var allocatedBytes: Int { HeapBytes.array(capacity: items.capacity, of: (ContinuousClock.Instant, Key).self) }
     var count: Int { items.count }
 
     mutating func push(_ deadline: ContinuousClock.Instant, _ key: Key) {

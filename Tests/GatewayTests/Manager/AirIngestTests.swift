@@ -54,7 +54,7 @@ import TestSupport
         #expect(ingest.frameCounters == reference.reassembler.counters)
         #expect(ingest.advertsSeen == corpus.reports.count - corpus.malformed)
         let ours = ingest.foundEntries.map { "\($0.key.topicSuffix) \(Describe.entry($0))" }.sorted()
-        let theirs = reference.found.entries.values.map { "\($0.key.topicSuffix) \(Describe.entry($0, reference.details[$0.key]!))" }.sorted()
+        let theirs = reference.found.entries.map { "\($0.key.topicSuffix) \(Describe.entry($0, reference.details[$0.key]!))" }.sorted()
         #expect(ours == theirs)
     }
 

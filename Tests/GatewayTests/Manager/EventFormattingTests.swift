@@ -23,7 +23,7 @@ struct EventFormattingTests {
     }
 
     @Test func beaconTopicsFollowTheSpec() {
-        let uid = DiscoveryKey.eddystoneUID(namespace: ShortBytes(Array(repeating: 0xAB, count: 10)), instance: ShortBytes([1, 2, 3, 4, 5, 6]))
+        let uid = DiscoveryKey.eddystoneUID(ShortBytes(Array(repeating: 0xAB, count: 10) + [1, 2, 3, 4, 5, 6]))
         #expect(uid.topicSuffix == "eddystone/abababababababababab/010203040506")
         let uuid: [UInt8] = [0xE2, 0xC5, 0x6D, 0xB5, 0xDF, 0xFB, 0x48, 0xD2, 0xB0, 0x60, 0xD0, 0xF5, 0xA7, 0x10, 0x96, 0xE0]
         #expect(DiscoveryKey.iBeacon(uuid: ShortBytes(uuid), major: 1, minor: 2).topicSuffix

@@ -53,6 +53,34 @@ import TestSupport
         return BrokerEvent(topic: "found/" + suffix, json: json, retain: .set(key))
     }
 
+    /// Fills a found set and a retained store with `limit` distinct iBeacons; returns them.
+    static func filled() -> (AirIngest, RetainedStore) {
+        var ingest = AirIngest(reassembler: FrameFixture.reassembler())
+        ingest.listening = AirIngest.Listening(ble: [Self.beacons], audio: [], hasScanPublications: false)
+        let now = ContinuousClock.now, date = Date(timeIntervalSince1970: 1_790_000_000)
+        var sink = NoSink()
+        for k in 0..<Self.limit { ingest.ingest(Self.sighting(k, at: now), now: now, date: date, into: &sink) }
+        var store = RetainedStore()
+        for entry in ingest.foundEntries { store.apply(Self.foundEvent(entry)) }
+        return (ingest, store)
+    }
+
+    /// Issue 31's bound, on what the structures themselves allocate (`HeapBytes`: counted from their
+    /// capacities and strings, so other tests running in the process cannot move it). 1,484 B per
+    /// entry by the same count before this change (docs/footprint.md): a dictionary of whole entries, 48-byte keys,
+    /// entries pinning their HCI event, and two strings per retained event.
+    @Test("a found entry at limits.found, distinct iBeacons: found set and retained event take at most 1 KB")
+    func perEntryBytesBound() {
+        let (ingest, store) = Self.filled()
+        #expect(ingest.foundCount == Self.limit && store.count == Self.limit)
+        let foundSet = ingest.found.allocatedBytes { $0.key.heapBytes + $0.detail.heapBytes }
+        let perEntry = (foundSet + store.allocatedBytes) / Self.limit
+        print("found memory (counted): \(perEntry) B per entry: found set \(foundSet / Self.limit), retained store "
+              + "\(store.allocatedBytes / Self.limit) (entry \(MemoryLayout<AirIngest.Entry>.stride) B, key \(MemoryLayout<DiscoveryKey>.stride) B)")
+        #expect(MemoryLayout<DiscoveryKey>.stride <= 24)
+        #expect(perEntry <= 1024)
+    }
+
     @Test("memory per found entry at limits.found, distinct iBeacons: found set and retained events, and what comes back after expiry")
     func perEntryBreakdown() throws {
         var ingest = AirIngest(reassembler: FrameFixture.reassembler())
@@ -82,6 +110,9 @@ import TestSupport
             store.apply(event)
         }
         let full = Self.heapInUse()
+        let counted = ingest.found.allocatedBytes { $0.key.heapBytes + $0.detail.heapBytes } + store.allocatedBytes
+        // The model beside the resident memory it explains (only meaningful when this test runs alone).
+        print("found memory: counted \(counted / Self.limit) B per entry, resident \((full - empty) / Self.limit) B (RssAnon)")
         #expect(found == Self.limit)
         #expect(ingest.foundCount == Self.limit && store.count == Self.limit)
         let perEntry = Double(full - empty) / Double(Self.limit)

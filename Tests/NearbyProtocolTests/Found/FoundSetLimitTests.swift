@@ -22,7 +22,7 @@ import Testing
             Issue.record("b3 not added"); return
         }
         #expect(evicted?.key == "b2")
-        #expect(Set(set.entries.keys) == ["b1", "m1", "b3"])
+        #expect(Set(set.keys) == ["b1", "m1", "b3"])
         #expect(set.evicted == 1 && set.refused == 0)
     }
 
@@ -34,7 +34,7 @@ import Testing
         #expect(evicted?.key == "b1")
         // Only messages left: a beacon is refused, the messages stay.
         guard case .refused = saw(&set, "b2", at: 3, protected: false) else { Issue.record("b2 not refused"); return }
-        #expect(Set(set.entries.keys) == ["m1", "m2"])
+        #expect(Set(set.keys) == ["m1", "m2"])
         #expect(set.refused == 1)
         // A third message takes the least recently seen message's place.
         guard case .added(_, let evictedMessage) = saw(&set, "m3", at: 4, protected: true) else { Issue.record("m3 not added"); return }
