@@ -58,12 +58,21 @@ judge_cuts() {
 power_cut_campaign() {
     local n_first n_toggle n_upgrade plan total i campaign records
     read -r n_first n_toggle n_upgrade <<<"$cuts"
-    plan=()
-    for ((i = 0; i < n_first; i++)); do plan+=(first-start); done
+    # Each phase spread evenly over the campaign (a campaign stopped early has cut in every phase): the
+    # first-start cuts among all, the upgrade cuts among the rest.
+    local others=() j=0
     total=$((n_toggle + n_upgrade))
     for ((i = 0; i < total; i++)); do
-        # The upgrade cuts spread evenly among the toggling ones.
-        if ((n_upgrade > 0 && (i * n_upgrade) / total != ((i + 1) * n_upgrade) / total)); then plan+=(upgrade); else plan+=(toggle); fi
+        if (((i + 1) * n_upgrade % total < n_upgrade)); then others+=(upgrade); else others+=(toggle); fi
+    done
+    # The first upgrade cut second among them (a campaign stopped early has cut during an upgrade).
+    for ((i = 1; i < ${#others[@]}; i++)); do
+        [ "${others[i]}" != upgrade ] || { others=("${others[@]:i-1}" "${others[@]:0:i-1}"); break; }
+    done
+    plan=()
+    total=$((n_first + n_toggle + n_upgrade))
+    for ((i = 0; i < total; i++)); do
+        if ((i * n_first % total < n_first)); then plan+=(first-start); else plan+=("${others[j++]}"); fi
     done
     plan+=(final)
     log "power cuts: ${#plan[@]} boots, $((${#plan[@]} - 1)) cuts: $n_first during the first start, $n_toggle while toggling, $n_upgrade during apt-get upgrade"
