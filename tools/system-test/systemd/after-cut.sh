@@ -26,6 +26,11 @@ cut_wait() {
 cut_active() { [ "$(systemctl is-active "$unit")" = active ]; }
 cut_check() {
     local started=$SECONDS state key
+    # Cut inside `apt-get install`, before the owner configured and enabled it: nothing to start.
+    if [ "$(systemctl is-enabled "$unit" 2>/dev/null)" != enabled ]; then
+        say "ACTIVE not-enabled"
+        return
+    fi
     # The deadline is for a unit that never starts: a start under TCG at load 20 takes minutes.
     if cut_wait 600 cut_active; then say "ACTIVE yes $((SECONDS - started))s, $(systemctl show -p NRestarts --value "$unit") restarts"
     else
