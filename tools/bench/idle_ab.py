@@ -15,34 +15,13 @@ import process  # noqa: E402
 
 
 def window(binary, seconds, lost_after=2):
-    import paho.mqtt.client as mqtt
     work = tempfile.mkdtemp(prefix="idle-ab-")
     os.chmod(work, 0o777)
     key = f"idle-ab-{os.getpid()}"
     procs = []
     try:
-        a_conf = process.config(work, "a", key, lost_after, process.subscription("bench", lost_after)
-                                + process.subscription("other", lost_after) + process.publication("bench-a", "hello", "from-a"))
-        b_conf = process.config(work, "b", key, lost_after, process.publication("bench-b", "hello", "from-b")
-                                + process.subscription("bench-a", lost_after))
-        a, b = process.gateway(binary, a_conf, procs), process.gateway(binary, b_conf, procs)
-        process.wait_path(f"{work}/a.sock", a)
-        process.wait_path(f"{work}/b.sock", b)
-        msock, mconf = os.path.join(work, "mq.sock"), os.path.join(work, "mq.conf")
-        with open(os.path.join(HERE, "mosquitto.conf")) as f:
-            open(mconf, "w").write(f.read().replace("@SOCKET@", msock))
-        mq = process.subprocess.Popen(["mosquitto", "-c", mconf], stdout=process.subprocess.DEVNULL,
-                                      stderr=process.subprocess.DEVNULL)
-        procs.append(mq)
-        process.wait_path(msock, mq)
-        paho = []
-        for n in range(2):
-            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"idle-{n}", transport="unix")
-            c.connect(msock)
-            c.subscribe(f"found/topic{n}/#")
-            c.loop_start()
-            paho.append(c)
-        paho[0].publish("found/topic0/hello", b"hello", retain=True).wait_for_publish(5)
+        a, b = process.idle_gateways(binary, work, key, lost_after, procs)
+        mq, paho = process.idle_mosquitto(work, procs)
         time.sleep(2)   # as process.py: first found and connections settle before the window
         a0, b0, m0, t0 = process.cpu_seconds(a.pid), process.cpu_seconds(b.pid), process.cpu_seconds(mq.pid), time.monotonic()
         time.sleep(seconds)

@@ -103,6 +103,40 @@ def inner_main(flag, inner_function, doc):
         print(doc)
 
 
+def idle_gateways(binary, work, key, lost_after, procs):
+    """The idle rows' pair: A has two subscriptions and one publication; B has one publication, and
+    its socket takes the rotation rows' PUBs. Returns them once both sockets are there."""
+    a_conf = config(work, "a", key, lost_after, subscription("bench", lost_after) + subscription("other", lost_after)
+                    + publication("bench-a", "hello", "from-a"))
+    b_conf = config(work, "b", key, lost_after, publication("bench-b", "hello", "from-b") + subscription("bench-a", lost_after))
+    a, b = gateway(binary, a_conf, procs), gateway(binary, b_conf, procs)
+    wait_path(f"{work}/a.sock", a)
+    wait_path(f"{work}/b.sock", b)
+    return a, b
+
+
+def idle_mosquitto(work, procs):
+    """Mosquitto beside the idle gateways: two paho subscribers, one retained publication. Returns the
+    broker's process and the (looping) clients; the caller stops and disconnects them."""
+    import paho.mqtt.client as mqtt
+    msock = os.path.join(work, "mq.sock")
+    mconf = os.path.join(work, "mq.conf")
+    with open(os.path.join(HERE, "mosquitto.conf")) as f:
+        open(mconf, "w").write(f.read().replace("@SOCKET@", msock))
+    os.chmod(work, 0o777)
+    mq = subprocess.Popen(["mosquitto", "-c", mconf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs.append(mq)
+    wait_path(msock, mq)
+    paho = []
+    for n in range(2):
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"idle-{n}", transport="unix")
+        c.connect(msock)
+        c.subscribe(f"found/topic{n}/#")
+        c.loop_start()
+        paho.append(c)
+    paho[0].publish("found/topic0/hello", b"hello", retain=True).wait_for_publish(5)
+    return mq, paho
+
 def config(work, name, api_key, lost_after, body):
     path = os.path.join(work, f"{name}.toml")
     with open(path, "w") as f:
@@ -196,7 +230,6 @@ def stop(proc):
 
 def inner(binary, work, out, quick):
     from hci_peer import BareAdvertiser, Observer
-    import paho.mqtt.client as mqtt
 
     idle_seconds = 10 if quick else 60
     starts = 3 if quick else 10
@@ -242,31 +275,8 @@ def inner(binary, work, out, quick):
             if seen:
                 gw_start.append((seen - t0) / 1e6)
 
-        # A: two subscriptions, one publication. B: one publication, its socket takes our PUBs.
-        a_conf = config(work, "a", key, lost_after, subscription("bench", lost_after) + subscription("other", lost_after)
-                        + publication("bench-a", "hello", "from-a"))
-        b_conf = config(work, "b", key, lost_after, publication("bench-b", "hello", "from-b") + subscription("bench-a", lost_after))
-        a, b = gateway(binary, a_conf, procs), gateway(binary, b_conf, procs)
-        wait_path(f"{work}/a.sock", a)
-        wait_path(f"{work}/b.sock", b)
-
-        # Mosquitto beside it: two paho subscribers, one retained publication.
-        msock = os.path.join(work, "mq.sock")
-        mconf = os.path.join(work, "mq.conf")
-        with open(os.path.join(HERE, "mosquitto.conf")) as f:
-            open(mconf, "w").write(f.read().replace("@SOCKET@", msock))
-        os.chmod(work, 0o777)
-        mq = subprocess.Popen(["mosquitto", "-c", mconf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(mq)
-        wait_path(msock, mq)
-        paho = []
-        for n in range(2):
-            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"idle-{n}", transport="unix")
-            c.connect(msock)
-            c.subscribe(f"found/topic{n}/#")
-            c.loop_start()
-            paho.append(c)
-        paho[0].publish("found/topic0/hello", b"hello", retain=True).wait_for_publish(5)
+        a, b = idle_gateways(binary, work, key, lost_after, procs)
+        mq, paho = idle_mosquitto(work, procs)
 
         time.sleep(2)   # let both settle (first found, connections) before the idle window opens
         a_cpu0, mq_cpu0, t0 = cpu_seconds(a.pid), cpu_seconds(mq.pid), time.monotonic()
