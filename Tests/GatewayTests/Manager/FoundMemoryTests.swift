@@ -7,6 +7,7 @@ import SystemCall
 import Testing
 import TestSupport
 @testable import Gateway
+@testable import MQTT
 
 /// Issue 31, item 4: what one found entry costs, part by part, at the default `limits.found`, with
 /// distinct iBeacons each heard in its own HCI event (as btvirt and a busy air deliver them). Resident
@@ -82,6 +83,21 @@ import TestSupport
         #expect(perEntry <= 1024)
         // The retained found event in `RetainedCodec`'s form: 240 B; 544 B as key and JSON text.
         #expect(store.allocatedBytes / Self.limit <= 320)
+    }
+
+    /// With `[mqtt]` the bridge keeps its own copy of each retained found event, to send again after
+    /// a reconnect: counted the same way (the Home Assistant state per entry is not counted here).
+    @Test("with [mqtt], the bridge's retained copy of a found entry's event, counted")
+    func bridgeCopyPerEntry() {
+        let (ingest, _) = Self.filled()
+        var outbox = MQTTOutbox(prefix: "nearby", limit: 1000)
+        for entry in ingest.foundEntries {
+            outbox.add(Self.foundEvent(entry))
+            _ = outbox.takeAll()
+        }
+        let perEntry = outbox.retainedBytes / Self.limit
+        print("found memory (counted): the MQTT bridge's retained copy \(perEntry) B per entry")
+        #expect(perEntry <= 520)
     }
 
     @Test("memory per found entry at limits.found, distinct iBeacons: found set and retained events, and what comes back after expiry")

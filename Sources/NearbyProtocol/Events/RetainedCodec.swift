@@ -1,5 +1,6 @@
-/// The compact form the retained store keeps an event's text in (docs/footprint.md, "Memory per found
-/// entry"): lossless, so a late subscriber's replay is byte for byte the event that was set.
+/// The compact form the socket broker and the MQTT bridge keep a retained event's text in
+/// (docs/footprint.md, "Memory per found entry"): lossless, so a replay is byte for byte the event
+/// that was set.
 ///
 /// A found set at its limit has one retained `found/…` event per entry, and most of an event's bytes
 /// repeat: its JSON member names are every event's, the iBeacon UUID is in the key, the type and the
@@ -11,7 +12,7 @@
 ///   0x01…0x1E d₁ d₀       copy 4 + the first byte's value bytes from d = d₁·256 + d₀ back;
 ///   0x1F d₁ d₀ n         copy 35 + n bytes from d back.
 /// Distances reach into the primer, which precedes every event's text; nothing else is shared.
-enum RetainedCodec {
+public enum RetainedCodec {
     static let primer = Array((#"found/ibeacon/eddystone/url/uid/tlm/$SYS/{"namespace":"ibeacon","type":"","content":"","text":null,"#
         + #""medium":"ble","rssi":null,"first_seen":"2026-01-01T00:00:00.000Z","last_seen":"2026-01-01T00:00:00.000Z","#
         + #""rssi_avg":null,"distance_m":null,"uuid":"","major":0,"minor":0,"tx_power":-59,"namespace_id":"","instance_id":"","#
@@ -36,7 +37,7 @@ enum RetainedCodec {
     /// `segments` encoded one after the other into one array; returns it and where each segment's
     /// encoding ends. A segment's encoding depends only on it and the segments before it, so equal
     /// keys (the first segment) encode to equal bytes.
-    static func encode(_ segments: [Substring.UTF8View]) -> (bytes: [UInt8], ends: [Int]) {
+    public static func encode(_ segments: [Substring.UTF8View]) -> (bytes: [UInt8], ends: [Int]) {
         var history = primer
         history.reserveCapacity(primer.count + segments.reduce(0) { $0 + $1.count })
         var table = primerTable
@@ -90,7 +91,7 @@ enum RetainedCodec {
     }
 
     /// The text `bytes` encodes (all its segments, one after the other).
-    static func decode(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+    public static func decode(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
         var history = primer
         history.reserveCapacity(primer.count + bytes.count * 3)
         var i = bytes.startIndex

@@ -1,9 +1,8 @@
-@testable import Broker
-import NearbyProtocol
+@testable import NearbyProtocol
 import SplitMix
 import Testing
 
-/// The retained store's compact form gives back every event byte for byte (docs/footprint.md).
+/// The retained events' compact form gives back every event byte for byte (docs/footprint.md).
 @Suite struct RetainedCodecTests {
     static let uuid = "f100d500-0000-0000-0000-000000000000"
     static let foundJSON = #"{"namespace":"ibeacon","type":"\#(uuid)/0/7","content":"8QDVAAAAAAAAAAAAAAAAAAAHAAE=","text":null,"#
@@ -43,37 +42,5 @@ import Testing
             }
             #expect(Self.roundTrip(segments))
         }
-    }
-
-    @Test func theStoreReplacesClearsAndReplaysInOrderWhatWasSet() throws {
-        var store = RetainedStore()
-        let keys = (0..<300).map { "found/ibeacon/\(Self.uuid)/0/\($0)#k\($0)" }
-        for (k, key) in keys.enumerated() {
-            let topic = String(key[..<key.firstIndex(of: "#")!])
-            store.apply(BrokerEvent(topic: topic, json: Self.foundJSON.replacingOccurrences("minor\":7", "minor\":\(k)"), retain: .set(key)))
-        }
-        store.apply(BrokerEvent(topic: "$SYS/power", json: #"{"power":"on"}"#, retain: .set("$SYS/power")))
-        store.apply(BrokerEvent(topic: "t/other", json: "{\"n\":1}", retain: .set("another key")))
-        store.apply(BrokerEvent(topic: "lost/x", json: "{}", retain: .clear(keys[1])))
-        store.apply(BrokerEvent(topic: "found/ibeacon/x", json: "{\"again\":0}", retain: .set(keys[0])))
-        #expect(store.count == 301)
-        let found = store.matching(try TopicFilter(parsing: "found/#"))
-        #expect(found.count == 299)
-        #expect(found[0] == BrokerEvent(topic: "found/ibeacon/x", json: "{\"again\":0}"))   // replaced in place
-        #expect(found[1].topic == "found/ibeacon/\(Self.uuid)/0/2")
-        #expect(found[1].json == Self.foundJSON.replacingOccurrences("minor\":7", "minor\":2"))
-        #expect(store.matching(try TopicFilter(parsing: "$SYS/#")) == [BrokerEvent(topic: "$SYS/power", json: #"{"power":"on"}"#)])
-        #expect(store.matching(try TopicFilter(parsing: "t/+")) == [BrokerEvent(topic: "t/other", json: "{\"n\":1}")])
-    }
-}
-
-private extension String {
-    func replacingOccurrences(_ old: String, _ new: String) -> String {
-        var out = "", rest = self[...]
-        while let range = rest.firstRange(of: old) {
-            out += rest[..<range.lowerBound] + new
-            rest = rest[range.upperBound...]
-        }
-        return out + rest
     }
 }
