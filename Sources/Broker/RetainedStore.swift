@@ -57,7 +57,7 @@ struct RetainedStore {
 
     var count: Int { entries.count }
 
-    /// Heap bytes the store takes (`HeapBytes`): its table and each event's string.
+    /// Heap bytes the store takes (`HeapBytes`): its table and each event's array.
     var allocatedBytes: Int {
         HeapBytes.table(capacity: entries.capacity, keyStride: MemoryLayout<Kept>.stride)
             + entries.reduce(0) { $0 + HeapBytes.array(capacity: $1.text.capacity, of: UInt8.self) }

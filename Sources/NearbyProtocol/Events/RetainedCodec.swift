@@ -29,65 +29,77 @@ public enum RetainedCodec {
         return table
     }()
 
-    private static func hash(_ bytes: [UInt8], _ i: Int) -> Int {
+    private static func hash<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, _ i: Int) -> Int where Bytes.Index == Int {
         let word = UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24
         return Int((word &* 2_654_435_761) >> UInt32(32 - hashBits))
     }
 
     /// `segments` encoded one after the other into one array; returns it and where each segment's
     /// encoding ends. A segment's encoding depends only on it and the segments before it, so equal
-    /// keys (the first segment) encode to equal bytes.
+    /// keys (the first segment) encode to equal bytes. The working buffers are temporary (on the
+    /// stack for an event's size): the one allocation that stays is the result, of its exact size,
+    /// so retained events are not interleaved with freed scratch on the heap.
     public static func encode(_ segments: [Substring.UTF8View]) -> (bytes: [UInt8], ends: [Int]) {
-        var history = primer
-        history.reserveCapacity(primer.count + segments.reduce(0) { $0 + $1.count })
-        var table = primerTable
-        var out = [UInt8]()
-        out.reserveCapacity(segments.reduce(0) { $0 + $1.count } + 8)
+        let text = segments.reduce(0) { $0 + $1.count }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: primer.count + text) { history in
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: 1 << hashBits) { table in
+                // At worst every byte is a control byte, escaped: two bytes each.
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * text + 1) { out in
+                    encode(segments, history: history, table: table, out: out)
+                }
+            }
+        }
+    }
+
+    private static func encode(_ segments: [Substring.UTF8View], history: UnsafeMutableBufferPointer<UInt8>,
+                               table: UnsafeMutableBufferPointer<Int32>, out: UnsafeMutableBufferPointer<UInt8>) -> (bytes: [UInt8], ends: [Int]) {
+        _ = history.initialize(fromContentsOf: primer)
+        _ = table.initialize(fromContentsOf: primerTable)
+        var count = primer.count, written = 0
+        func emit(_ byte: UInt8) {
+            out[written] = byte
+            written += 1
+        }
         var ends = [Int]()
+        ends.reserveCapacity(segments.count)
         var indexed = max(0, primer.count - 3)   // history positions already in `table`
         for segment in segments {
-            let start = history.count
-            history.append(contentsOf: segment)
+            let start = count
+            for byte in segment {
+                history[count] = byte
+                count += 1
+            }
             var i = start
-            while i < history.count {
+            while i < count {
                 // Index every position up to i whose 4 bytes lie in the history so far.
-                while indexed < i && indexed + 3 < history.count {
+                while indexed < i && indexed + 3 < count {
                     table[hash(history, indexed)] = Int32(indexed)
                     indexed += 1
                 }
                 var length = 0, distance = 0
-                if i + 3 < history.count {
+                if i + 3 < count {
                     let candidate = Int(table[hash(history, i)])
                     if candidate >= 0, i - candidate <= 0xFFFF {
                         var n = 0
-                        while i + n < history.count && n < longest && history[candidate + n] == history[i + n] { n += 1 }
+                        while i + n < count && n < longest && history[candidate + n] == history[i + n] { n += 1 }
                         (length, distance) = (n, i - candidate)
                     }
                 }
                 if length >= shortest {
-                    if length <= longestShort {
-                        out.append(UInt8(length - 4))
-                    } else {
-                        out.append(0x1F)
-                    }
-                    out.append(UInt8(distance >> 8))
-                    out.append(UInt8(distance & 0xFF))
-                    if length > longestShort { out.append(UInt8(length - 35)) }
+                    emit(length <= longestShort ? UInt8(length - 4) : 0x1F)
+                    emit(UInt8(distance >> 8))
+                    emit(UInt8(distance & 0xFF))
+                    if length > longestShort { emit(UInt8(length - 35)) }
                     i += length
                 } else {
-                    let byte = history[i]
-                    if byte < 0x20 { out.append(0) }
-                    out.append(byte)
+                    if history[i] < 0x20 { emit(0) }
+                    emit(history[i])
                     i += 1
                 }
             }
-            ends.append(out.count)
+            ends.append(written)
         }
-        // A copy of exactly its size: `out` has room for the whole text.
-        let exact = [UInt8](unsafeUninitializedCapacity: out.count) { buffer, count in
-            count = buffer.initialize(fromContentsOf: out)
-        }
-        return (exact, ends)
+        return (Array(UnsafeBufferPointer(rebasing: out[..<written])), ends)
     }
 
     /// The text `bytes` encodes (all its segments, one after the other).
