@@ -20,6 +20,8 @@ struct MQTTOutbox {
     /// and its topic and JSON in `RetainedCodec`'s form (a found set at its limit has one per entry).
     private var retained: [String: Retained] = [:]
     private var nextSequence: UInt64 = 0
+    /// Whether the retained copies' table was rebuilt smaller since `takeShrunk` last asked.
+    private var shrunk = false
 
     init(prefix: String, limit: Int) {
         self.prefix = prefix
@@ -27,6 +29,22 @@ struct MQTTOutbox {
     }
 
     var queued: Int { queue.count - head }
+
+    /// True once after a large expiry rebuilt the retained table smaller: the owner may then hand
+    /// free pages back to the kernel (on its own thread).
+    mutating func takeShrunk() -> Bool {
+        defer { shrunk = false }
+        return shrunk
+    }
+
+    /// A dictionary keeps its capacity when emptied: rebuilt once a quarter of it is used.
+    private mutating func shrinkIfSparse() {
+        guard retained.capacity > 4 * max(retained.count, 64) else { return }
+        var smaller = [String: Retained](minimumCapacity: retained.count)
+        for (key, kept) in retained { smaller[key] = kept }
+        retained = smaller
+        shrunk = true
+    }
 
     private struct Retained {
         var first: UInt64
@@ -113,6 +131,7 @@ struct MQTTOutbox {
             guard let removed = retained.removeValue(forKey: key) else {
                 return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: event.topic.hasPrefix("$SYS/"))]
             }
+            shrinkIfSparse()
             let removedTopic = removed.event.topic
             if removedTopic == event.topic {
                 // `$SYS/error/…` cleared: the clearing event itself is the state now.

@@ -90,4 +90,18 @@ import Testing
                                      MQTTMessage(topic: "p/found/ibeacon/\(uuid)/0/10", payload: "", retain: true)])
         #expect(outbox.retainedState.count == 199)
     }
+
+    @Test("after most retained found events are cleared, the copies' table is rebuilt smaller, once, and what is left stays")
+    func theRetainedTableShrinksAfterALargeExpiry() {
+        var outbox = MQTTOutbox(prefix: "p", limit: 100)
+        for k in 0..<4096 { outbox.add(BrokerEvent(topic: "found/n/\(k)", json: "{\"k\":\(k)}", retain: .set("k\(k)"))) }
+        let full = outbox.retainedBytes
+        let early = outbox.takeShrunk()
+        #expect(!early)
+        for k in 0..<4000 { outbox.add(BrokerEvent(topic: "lost/n/\(k)", json: "{}", retain: .clear("k\(k)"))) }
+        let (first, second) = (outbox.takeShrunk(), outbox.takeShrunk())
+        #expect(first && !second)
+        #expect(outbox.retainedBytes * 10 < full)
+        #expect(outbox.retainedState.map(\.payload) == (4000..<4096).map { "{\"k\":\($0)}" })
+    }
 }
