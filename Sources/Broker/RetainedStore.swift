@@ -5,7 +5,7 @@ import NearbyProtocol
 /// each event is one array: its key, then its topic (only where the key does not begin with it: a
 /// found event's key is its topic with `#` and a hash after it, a `$SYS` event's key is its topic),
 /// then its JSON, in `RetainedCodec`'s lossless form (about a third of the text for a found event).
-/// The table is rebuilt smaller once most of it was cleared (docs/footprint.md).
+/// The table is rebuilt smaller once most of it was cleared (docs/footprint-found.md).
 struct RetainedStore {
     private struct Kept: Hashable {
         /// Key, topic and JSON, encoded one after the other.

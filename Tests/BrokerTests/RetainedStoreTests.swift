@@ -2,7 +2,7 @@
 import NearbyProtocol
 import Testing
 
-/// The retained store, in `RetainedCodec`'s form, replays what was set (docs/footprint.md).
+/// The retained store, in `RetainedCodec`'s form, replays what was set (docs/footprint-found.md).
 @Suite struct RetainedStoreTests {
     static let uuid = "f100d500-0000-0000-0000-000000000000"
     static let foundJSON = #"{"namespace":"ibeacon","type":"\#(uuid)/0/7","content":"8QDVAAAAAAAAAAAAAAAAAAAHAAE=","text":null,"#

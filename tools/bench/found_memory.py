@@ -101,7 +101,7 @@ def measure(binary, work, key, limit=4096, lost_after=30, batch=2048, mqtt=False
         expired = memory(gw.pid)["VmRSS"]
         anon = {"before": anon_before, "full": anon_full, "expired": anonymous_kb(gw.pid)}
         if os.environ.get("NEARBY_FOUND_MEMORY_GDB_TRIM"):
-            # By hand only: what glibc would hand back if asked (docs/footprint.md).
+            # By hand only: what glibc would hand back if asked (docs/footprint-found.md).
             subprocess.run(["gdb", "-p", str(gw.pid), "-batch", "-ex", "call (int) malloc_trim(0)"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             anon["after_gdb_malloc_trim"] = anonymous_kb(gw.pid)

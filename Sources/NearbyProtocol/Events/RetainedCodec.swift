@@ -1,5 +1,5 @@
 /// The compact form the socket broker and the MQTT bridge keep a retained event's text in
-/// (docs/footprint.md, "Memory per found entry"): lossless, so a replay is byte for byte the event
+/// (docs/footprint-found.md): lossless, so a replay is byte for byte the event
 /// that was set.
 ///
 /// A found set at its limit has one retained `found/…` event per entry, and most of an event's bytes

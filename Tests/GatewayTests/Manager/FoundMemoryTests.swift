@@ -12,7 +12,7 @@ import TestSupport
 /// Issue 31, item 4: what one found entry costs, part by part, at the default `limits.found`, with
 /// distinct iBeacons each heard in its own HCI event (as btvirt and a busy air deliver them). Resident
 /// anonymous memory (RssAnon) before and after each part; the breakdown is printed for
-/// docs/footprint.md. Run alone (`--filter FoundMemory`): the figures are differences within this
+/// docs/footprint-found.md. Run alone (`--filter FoundMemory`): the figures are differences within this
 /// test, and other tests in the process would move them.
 @Suite(.serialized) struct FoundMemoryTests {
     static let limit = GatewayConfig.defaultMaxFound
@@ -68,7 +68,7 @@ import TestSupport
 
     /// Issue 31's bound, on what the structures themselves allocate (`HeapBytes`: counted from their
     /// capacities and strings, so other tests running in the process cannot move it). 1,484 B per
-    /// entry by the same count before the first two rounds (docs/footprint.md): a dictionary of whole
+    /// entry by the same count before the first two rounds (docs/footprint-found.md): a dictionary of whole
     /// entries, 48-byte keys, entries pinning their HCI event, and two strings per retained event; 916 B
     /// before the retained events were kept compact.
     @Test("a found entry at limits.found, distinct iBeacons: found set and retained event take at most 1 KB")

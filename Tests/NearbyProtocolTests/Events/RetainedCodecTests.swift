@@ -2,7 +2,7 @@
 import SplitMix
 import Testing
 
-/// The retained events' compact form gives back every event byte for byte (docs/footprint.md).
+/// The retained events' compact form gives back every event byte for byte (docs/footprint-found.md).
 @Suite struct RetainedCodecTests {
     static let uuid = "f100d500-0000-0000-0000-000000000000"
     static let foundJSON = #"{"namespace":"ibeacon","type":"\#(uuid)/0/7","content":"8QDVAAAAAAAAAAAAAAAAAAAHAAE=","text":null,"#
