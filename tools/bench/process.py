@@ -335,10 +335,11 @@ def inner(binary, work, out, quick):
         # left to expire (tools/bench/found_memory.py). Last, so the flood disturbs no other row.
         for p in procs:
             stop(p)
-        try:
-            result["found_memory"] = found_memory.measure(binary, work, key + "-fm")
-        except Exception as error:   # reported, the other rows still stand
-            result["found_memory_error"] = f"{type(error).__name__}: {error}"
+        for name, mqtt in (("found_memory", False), ("found_memory_mqtt", True)):
+            try:
+                result[name] = found_memory.measure(binary, work, key + ("-fmq" if mqtt else "-fm"), mqtt=mqtt)
+            except Exception as error:   # reported, the other rows still stand
+                result[name + "_error"] = f"{type(error).__name__}: {error}"
 
         def stats(values):
             return {"n": len(values), "p50": percentile(values, 0.5), "p99": percentile(values, 0.99),
