@@ -30,7 +30,7 @@ def window(binary, seconds, lost_after=2):
     key = f"idle-ab-{os.getpid()}"
     procs = []
     try:
-        a, b = process.idle_gateways(binary, work, key, lost_after, procs)
+        a, b, _ = process.idle_gateways(binary, work, key, lost_after, procs)
         mq, paho = process.idle_mosquitto(work, procs)
         time.sleep(2)   # as process.py: first found and connections settle before the window
         a0, b0, m0, t0 = process.cpu_seconds(a.pid), process.cpu_seconds(b.pid), process.cpu_seconds(mq.pid), time.monotonic()
