@@ -1,6 +1,7 @@
 import ArgumentParser
 import CVersion
 import Dispatch
+import SystemCall
 
 struct NearbyGateway: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,6 +28,7 @@ struct NearbyGateway: AsyncParsableCommand {
 @main
 enum Entry {
     static func main() {
+        SystemCall.unblockAllSignals()
         let command: any ParsableCommand
         do {
             command = try NearbyGateway.parseAsRoot()
