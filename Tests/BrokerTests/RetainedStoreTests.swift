@@ -1,13 +1,12 @@
 @testable import Broker
 import NearbyProtocol
+import TestSupport
 import Testing
 
 /// The retained store, in `RetainedCodec`'s form, replays what was set (docs/footprint-found.md).
 @Suite struct RetainedStoreTests {
-    static let uuid = "f100d500-0000-0000-0000-000000000000"
-    static let foundJSON = #"{"namespace":"ibeacon","type":"\#(uuid)/0/7","content":"8QDVAAAAAAAAAAAAAAAAAAAHAAE=","text":null,"#
-        + #""medium":"ble","rssi":-61,"first_seen":"2026-11-27T02:10:11.123Z","last_seen":"2026-11-27T02:10:11.123Z","#
-        + #""rssi_avg":-61.0,"distance_m":1.20,"uuid":"\#(uuid)","major":0,"minor":7,"tx_power":-59}"#
+    static let uuid = FoundEventFixture.uuid
+    static let foundJSON = FoundEventFixture.json
 
     @Test func theStoreReplacesClearsAndReplaysInOrderWhatWasSet() throws {
         var store = RetainedStore()
