@@ -85,7 +85,7 @@ import TestSupport
         #expect(store.allocatedBytes / Self.limit <= 320)
     }
 
-    /// The found set's own part: 368 B per entry on main before this round (a 232 B entry, a
+    /// The found set's own part: 370 B per entry on main before this round (a 232 B entry, a
     /// `[DiscoveryKey: Int32]` of 8,192 slots × 28 B, two heaps of 40 B items); now a 200 B entry,
     /// 8,192 positions of 4 B, the same heaps: 288 B (docs/footprint-found.md).
     @Test("the found set's part of an entry: a 200-byte entry, 4-byte index slots and its heap items")
