@@ -7,48 +7,83 @@ import NearbyProtocol
 /// then its JSON, in `RetainedCodec`'s lossless form (about a third of the text for a found event).
 /// The table is rebuilt smaller once most of it was cleared (docs/footprint-found.md).
 struct RetainedStore {
+    /// 16 bytes in the table's slot (32 with the lengths as fields: docs/footprint-found.md).
     private struct Kept: Hashable {
-        /// Key, topic and JSON, encoded one after the other.
+        /// Key, topic and JSON, encoded one after the other; then the key's and the topic's decoded
+        /// lengths and where the topic is (`Trailer`), read only to replay.
         var text: [UInt8]
         /// Where the encoded key ends in `text` (a key always encodes to the same bytes).
         var keyEnd: UInt32
-        var keyBytes: UInt32
-        /// Where the topic is in the decoded text: at 0 (the key's start) or right after the key.
-        var topicStart: UInt32
-        var topicBytes: UInt32
         var sequence: UInt32
 
         init(key: String, topic: String, json: String, sequence: UInt32) {
             let inKey = key.utf8.starts(with: topic.utf8)
             let segments = inKey ? [Substring(key).utf8, Substring(json).utf8]
                                  : [Substring(key).utf8, Substring(topic).utf8, Substring(json).utf8]
-            let (bytes, ends) = RetainedCodec.encode(segments)
+            let (bytes, ends) = RetainedCodec.encode(segments, reserving: Trailer.maximumBytes)
             text = bytes
+            Trailer(keyBytes: key.utf8.count, topicBytes: topic.utf8.count, topicAfterKey: !inKey).append(to: &text)
             keyEnd = UInt32(ends[0])
-            (keyBytes, topicBytes) = (UInt32(key.utf8.count), UInt32(topic.utf8.count))
-            topicStart = inKey ? 0 : keyBytes
             self.sequence = sequence
         }
 
         /// A value to look `key` up by (equal and hashed by the key alone).
         init(probe key: String) {
             text = RetainedCodec.encode([Substring(key).utf8]).bytes
-            (keyEnd, keyBytes, topicStart, topicBytes, sequence) = (UInt32(text.count), UInt32(key.utf8.count), 0, 0, 0)
+            (keyEnd, sequence) = (UInt32(text.count), 0)
         }
 
         private var key: ArraySlice<UInt8> { text[..<Int(keyEnd)] }
 
         /// The topic and the JSON, decoded.
         var event: (topic: String, json: String) {
-            let decoded = RetainedCodec.decode(text[...])
-            let topic = decoded[Int(topicStart)..<Int(topicStart + topicBytes)]
-            let json = decoded[Int(max(keyBytes, topicStart + topicBytes))...]
+            let (trailer, encodedEnd) = Trailer.read(text)
+            let decoded = RetainedCodec.decode(text[..<encodedEnd])
+            let topicStart = trailer.topicAfterKey ? trailer.keyBytes : 0
+            let topic = decoded[topicStart..<(topicStart + trailer.topicBytes)]
+            let json = decoded[max(trailer.keyBytes, topicStart + trailer.topicBytes)...]
             return (String(decoding: topic, as: UTF8.self), String(decoding: json, as: UTF8.self))
         }
 
         static func == (a: Kept, b: Kept) -> Bool { a.key.elementsEqual(b.key) }
         func hash(into hasher: inout Hasher) {
             key.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
+
+    /// The lengths an event's text ends with: LEB128 numbers, then their byte count.
+    private struct Trailer {
+        var keyBytes: Int
+        var topicBytes: Int
+        var topicAfterKey: Bool
+        /// Two numbers below 2^28 and the count (longer ones make the array grow once).
+        static let maximumBytes = 9
+
+        func append(to text: inout [UInt8]) {
+            let start = text.count
+            for var value in [keyBytes, topicBytes << 1 | (topicAfterKey ? 1 : 0)] {
+                repeat {
+                    text.append(UInt8(value & 0x7F) | (value > 0x7F ? 0x80 : 0))
+                    value >>= 7
+                } while value > 0
+            }
+            text.append(UInt8(text.count - start))
+        }
+
+        /// The trailer of `text` and where the encoded text before it ends.
+        static func read(_ text: [UInt8]) -> (Trailer, Int) {
+            let end = text.count - 1 - Int(text[text.count - 1])
+            var values: [Int] = []
+            var (value, shift) = (0, 0)
+            for byte in text[end..<(text.count - 1)] {
+                value |= Int(byte & 0x7F) << shift
+                shift += 7
+                if byte & 0x80 == 0 {
+                    values.append(value)
+                    (value, shift) = (0, 0)
+                }
+            }
+            return (Trailer(keyBytes: values[0], topicBytes: values[1] >> 1, topicAfterKey: values[1] & 1 == 1), end)
         }
     }
 

@@ -8,12 +8,10 @@ struct HomeAssistant {
     let settings: MQTTSettings
     let subscriptions: [SubscriptionConfig]
     let model: String
-    /// Found entries by the manager's retain key: the subscriptions (indices) each one matches, and
-    /// its latest smoothed RSSI and distance (from its found and signal events).
-    private var found: [String: (indices: [Int], rssi: Double?, distance: Double?)] = [:]
-    /// Per subscription, how many found entries match it (kept as entries come and go, so an event
-    /// costs a look at the subscriptions, not at the whole found set).
-    private var matching: [Int]
+    /// Found entries by the manager's retain key: the subscriptions each one matches, its latest
+    /// smoothed RSSI and distance (from its found and signal events), and per subscription the count
+    /// and the nearest, kept as entries come and go.
+    private(set) var found: HomeAssistantPresence
     private var errors: Set<String> = []
     private var published: [String: String] = [:]
 
@@ -21,7 +19,7 @@ struct HomeAssistant {
         self.settings = settings
         self.subscriptions = subscriptions
         self.model = model
-        self.matching = Array(repeating: 0, count: subscriptions.count)
+        self.found = HomeAssistantPresence(subscriptions: subscriptions.count)
     }
 
     /// The node id: the client id with what HA allows in a topic level and an id (`[a-zA-Z0-9_-]`).
@@ -116,7 +114,7 @@ struct HomeAssistant {
     mutating func apply(_ event: BrokerEvent) -> [BrokerEvent] {
         switch event.retain {
         case .set(let key) where event.topic.hasPrefix("found/"):
-            guard found[key] == nil else { return states() }   // a refresh of an entry already counted
+            guard !found.contains(key) else { return states() }   // a refresh of an entry already counted
             let signal = Self.signal(event.json)
             let parts = event.topic.dropFirst("found/".count).split(separator: "/", maxSplits: 1)
             let (namespace, type) = (String(parts.first ?? ""), parts.count > 1 ? String(parts[1]) : "")
@@ -132,15 +130,13 @@ struct HomeAssistant {
                 if let family { return subscriptions[$0].include.contains(family) }
                 return subscriptions[$0].namespace == namespace && (subscriptions[$0].type == "*" || subscriptions[$0].type == type)
             }
-            found[key] = (indices, signal.rssi, signal.distance)
-            for index in indices { matching[index] += 1 }
+            found.add(key, indices: indices, rssi: signal.rssi, distance: signal.distance)
         case .none where event.topic.hasPrefix("signal/"):
-            guard let key = event.entry, found[key] != nil else { return [] }
+            guard let key = event.entry, found.contains(key) else { return [] }
             let signal = Self.signal(event.json)
-            found[key]?.rssi = signal.rssi
-            found[key]?.distance = signal.distance
+            _ = found.update(key, rssi: signal.rssi, distance: signal.distance)
         case .clear(let key) where event.topic.hasPrefix("lost/"):
-            for index in found.removeValue(forKey: key)?.indices ?? [] { matching[index] -= 1 }
+            found.remove(key)
         case .set where event.topic.hasPrefix("$SYS/error/"):
             errors.insert(String(event.topic.dropFirst("$SYS/error/".count)))
         case .clear where event.topic.hasPrefix("$SYS/error/"):
@@ -171,7 +167,7 @@ struct HomeAssistant {
             events.append(BrokerEvent(topic: topic, json: json, retain: .set(topic)))
         }
         for (index, subscription) in subscriptions.enumerated() {
-            let count = matching[index]
+            let count = found.matching[index]
             var json = JSONObjectWriter()
             // Not `state`: the same JSON is the entity's attributes, and HA drops an attribute by that name.
             json.add("presence", count > 0 ? "ON" : "OFF")
@@ -179,9 +175,9 @@ struct HomeAssistant {
             json.add("namespace", subscription.namespace)
             json.add("type", subscription.type)
             // The nearest matching message: the strongest smoothed RSSI and the shortest distance.
-            let entries = found.values.filter { $0.indices.contains(index) }
-            json.add("rssi", entries.compactMap(\.rssi).max().map { Int($0.rounded()) })
-            json.add("distance_m", rawJSON: entries.compactMap(\.distance).min().map { "\(($0 * 10).rounded() / 10)" } ?? "null")
+            let nearest = found.nearest(index)
+            json.add("rssi", nearest.rssi.map { Int($0.rounded()) })
+            json.add("distance_m", rawJSON: nearest.distance.map { "\(($0 * 10).rounded() / 10)" } ?? "null")
             emit(subscriptionStateTopic(index), json.string)
         }
         emit("ha/found", "{\"found\":\(found.count)}")

@@ -181,8 +181,8 @@ public struct AirIngest: Sendable {
         for subscription in listening.ble where family.map(subscription.include.contains) ?? false {
             lostAfter = max(lostAfter ?? subscription.lostAfter, subscription.lostAfter)
         }
-        sighted(key, details: details, rssi: rssi, lostAfter: lostAfter ?? .seconds(10), authenticated: false, now: now, date: date,
-                into: &sink) {
+        sighted(hash: key.hashValue, matching: { $0 == key }, key: key, details: details, rssi: rssi,
+                lostAfter: lostAfter ?? .seconds(10), authenticated: false, now: now, date: date, into: &sink) {
             Set($0.listening.ble.lazy.filter { family.map($0.include.contains) ?? false }.compactMap(\.led))
         }
     }
@@ -213,7 +213,9 @@ public struct AirIngest: Sendable {
                 lostAfter = max(lostAfter ?? subscription.lostAfter, subscription.lostAfter)
             }
             guard let lostAfter else { return }
-            sighted(.message(message), details: DiscoveryDetails(medium: medium, content: message.content), rssi: rssi,
+            // Found by its hash and contents: the key is boxed, so it is made for a new entry only.
+            sighted(hash: DiscoveryKey.hashValue(of: message), matching: { $0.isMessage(message) }, key: .message(message),
+                    details: DiscoveryDetails(medium: medium, content: message.content), rssi: rssi,
                     lostAfter: lostAfter, authenticated: true, now: now, date: date, into: &sink) { _ in
                 Set(subscriptions.lazy.filter { $0.matches(message) }.compactMap(\.led))
             }
@@ -223,17 +225,19 @@ public struct AirIngest: Sendable {
     /// A sighting of `key`: found if new, otherwise refreshes last_seen, RSSI and details.
     /// `leds` is asked only for a new entry (the matching subscriptions' LEDs). A full found set makes
     /// room by evicting (reported as lost first) or refuses an unauthenticated beacon.
-    private mutating func sighted<Sink: AirIngestSink>(_ key: DiscoveryKey, details: DiscoveryDetails, rssi: Int8?,
+    /// The key is the one `matching` accepts, whose `hashValue` is `hash`; `key` makes it.
+    private mutating func sighted<Sink: AirIngestSink>(hash: Int, matching: (DiscoveryKey) -> Bool, key: @autoclosure () -> DiscoveryKey,
+                                                       details: DiscoveryDetails, rssi: Int8?,
                                                        lostAfter: Duration, authenticated: Bool, now: ContinuousClock.Instant,
                                                        date: Date, into sink: inout Sink, leds: (Self) -> Set<String>) {
         // A found message heard over audio after BLE sightings is news for clients: near-ultrasound
         // does not pass walls (the fleet's room evidence, docs/behaviour.md). Looked up for audio only.
-        let nowAudio = details.medium == .audio && found[key].map { $0.detail.medium != .audio } == true
+        let nowAudio = details.medium == .audio && found.entry(hash: hash, matching: matching).map { $0.detail.medium != .audio } == true
         // Details follow the latest sighting (a beacon's telemetry changes), the event goes out once.
-        switch found.record(key, detail: details, rssi: rssi.map(Int.init), lostAfter: lostAfter, now: now, date: date,
-                            protected: authenticated) {
+        switch found.record(hash: hash, matching: matching, key: key(), detail: details, rssi: rssi.map(Int.init), lostAfter: lostAfter,
+                            now: now, date: date, protected: authenticated) {
         case .refreshed:
-            if nowAudio, let entry = found[key] { sink.signal(SignalChange(entry: entry)) }
+            if nowAudio, let entry = found.entry(hash: hash, matching: matching) { sink.signal(SignalChange(entry: entry)) }
         case .refused:
             return
         case .signalMoved(let entry):

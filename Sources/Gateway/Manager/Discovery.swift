@@ -46,6 +46,19 @@ enum DiscoveryKey: Hashable, Sendable {
         }
     }
 
+    /// `DiscoveryKey.message(message).hashValue` without making the key (it is boxed: an allocation).
+    static func hashValue(of message: Message) -> Int {
+        var hasher = Hasher()
+        hasher.combine(0 as UInt8)
+        message.hash(into: &hasher)
+        return hasher.finalize()
+    }
+
+    /// Whether this is `message`'s key (`== .message(message)` without making that key).
+    func isMessage(_ message: Message) -> Bool {
+        if case .message(let own) = self { own == message } else { false }
+    }
+
     /// Heap bytes the key holds outside itself (`HeapBytes`): a message's box and its parts, a URL.
     var heapBytes: Int {
         switch self {

@@ -15,25 +15,53 @@ import FoundationEssentials
 /// protected one take the place of the least recently seen protected entry. So a flood of fake
 /// beacons can never push out an authenticated message, and memory stays flat whatever is on the air.
 public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
+    /// 200 bytes with the gateway's key and detail (232 before: docs/footprint-found.md): the RSSIs
+    /// are kept without optionals' tag bytes (a sentinel instead), the small fields after the detail.
     public struct Entry: Sendable {
         public var key: Key
         /// What the latest sighting said about the entry.
         public var detail: Detail
+        private var storedRSSI: Int16
+        /// Evicted only when no unprotected entry is left (authenticated messages).
+        public var protected: Bool
         public var firstSeen: Date
         public var lastSeen: Date
         public var lastSeenInstant: ContinuousClock.Instant
         public var lostAfter: Duration
-        /// The RSSI of the last sighting (nil when it had none, e.g. audio or btvirt's 127).
-        public var rssi: Int?
-        /// The RSSIs seen through a first-order low-pass with time constant `rssiTimeConstant`
-        /// (nil until one was): docs/behaviour.md, "Signal strength and distance".
-        public var smoothedRSSI: Double?
-        /// The smoothed RSSI clients were last told (found or signal event), and when.
-        public var reportedRSSI: Double?
+        private var storedSmoothedRSSI: Double
+        private var storedReportedRSSI: Double
         public var reportedInstant: ContinuousClock.Instant
         public var sightings: Int
-        /// Evicted only when no unprotected entry is left (authenticated messages).
-        public var protected: Bool
+
+        init(key: Key, detail: Detail, firstSeen: Date, lastSeen: Date, lastSeenInstant: ContinuousClock.Instant, lostAfter: Duration,
+             rssi: Int?, smoothedRSSI: Double?, reportedRSSI: Double?, reportedInstant: ContinuousClock.Instant, sightings: Int,
+             protected: Bool) {
+            (self.key, self.detail, self.firstSeen, self.lastSeen) = (key, detail, firstSeen, lastSeen)
+            (self.lastSeenInstant, self.lostAfter, self.reportedInstant) = (lastSeenInstant, lostAfter, reportedInstant)
+            (self.storedRSSI, self.storedSmoothedRSSI, self.storedReportedRSSI) = (Self.noRSSI, .nan, .nan)
+            (self.sightings, self.protected) = (sightings, protected)
+            (self.rssi, self.smoothedRSSI, self.reportedRSSI) = (rssi, smoothedRSSI, reportedRSSI)
+        }
+
+        private static var noRSSI: Int16 { .min }
+
+        /// The RSSI of the last sighting (nil when it had none, e.g. audio or btvirt's 127). A
+        /// signed byte on the air (HCI), kept in 16 bits.
+        public var rssi: Int? {
+            get { storedRSSI == Self.noRSSI ? nil : Int(storedRSSI) }
+            set { storedRSSI = newValue.map { Int16(clamping: max($0, Int(Self.noRSSI) + 1)) } ?? Self.noRSSI }
+        }
+        /// The RSSIs seen through a first-order low-pass with time constant `rssiTimeConstant`
+        /// (nil until one was): docs/behaviour.md, "Signal strength and distance".
+        public var smoothedRSSI: Double? {
+            get { storedSmoothedRSSI.isNaN ? nil : storedSmoothedRSSI }
+            set { storedSmoothedRSSI = newValue ?? .nan }
+        }
+        /// The smoothed RSSI clients were last told (found or signal event), and when (`reportedInstant`).
+        public var reportedRSSI: Double? {
+            get { storedReportedRSSI.isNaN ? nil : storedReportedRSSI }
+            set { storedReportedRSSI = newValue ?? .nan }
+        }
 
         public var deadline: ContinuousClock.Instant { lastSeenInstant + lostAfter }
     }
@@ -80,9 +108,9 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     public let signal: SignalRule
     /// Dense, in no particular order once entries were removed (the last one fills the gap), with
     /// `index` from key to position: a dictionary of whole entries has twice as many slots as entries
-    /// (docs/footprint-found.md), this one only twice as many small ones.
+    /// (docs/footprint-found.md), this one only twice as many positions (4 bytes each).
     public private(set) var entries: [Entry] = []
-    private var index: [Key: Int32] = [:]
+    private var index = PositionIndex()
     private var heap = DeadlineHeap<Key>()
     /// Least recently seen first, one heap per standing ([unprotected, protected]); corrected lazily
     /// like `heap` (a sighting only moves `lastSeenInstant` later).
@@ -99,14 +127,22 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     public var keys: some Collection<Key> { entries.lazy.map(\.key) }
     /// Items in the deadline heap, stale ones included (bounded: see `compactDeadlinesIfStale`).
     var pendingDeadlines: Int { heap.count }
-    public subscript(key: Key) -> Entry? { index[key].map { entries[Int($0)] } }
+    public subscript(key: Key) -> Entry? { position(of: key).map { entries[$0] } }
+    /// The entry of the key `matching` accepts, whose `hashValue` is `hash` (see `record(hash:…)`).
+    public func entry(hash: Int, matching: (Key) -> Bool) -> Entry? {
+        index.position(hash: hash) { matching(entries[$0].key) }.map { entries[$0] }
+    }
+
+    private func position(of key: Key) -> Int? {
+        index.position(hash: key.hashValue) { entries[$0].key == key }
+    }
 
     /// Heap bytes the set's own containers take (`HeapBytes`); what keys and details hold outside
     /// themselves is `outOfLine`'s to count (the owner knows their types).
     public func allocatedBytes(outOfLine: (Entry) -> Int = { _ in 0 }) -> Int {
         let heaps = [heap, byLastSeen[0], byLastSeen[1]].reduce(0) { $0 + $1.allocatedBytes }
         return HeapBytes.array(capacity: entries.capacity, of: Entry.self)
-            + HeapBytes.table(capacity: index.capacity, keyStride: MemoryLayout<Key>.stride, valueStride: MemoryLayout<Int32>.stride)
+            + index.allocatedBytes
             + heaps + HeapBytes.array(capacity: byLastSeen.capacity, of: DeadlineHeap<Key>.self)
             + entries.reduce(0) { $0 + outOfLine($1) }
     }
@@ -127,11 +163,19 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     /// for a refresh; an entry is updated in place.
     public mutating func record(_ key: Key, detail: Detail, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant,
                                 date: Date, protected: Bool = true) -> Admission {
-        if let position = index[key].map(Int.init) {
+        record(hash: key.hashValue, matching: { $0 == key }, key: key, detail: detail, rssi: rssi, lostAfter: lostAfter, now: now,
+               date: date, protected: protected)
+    }
+
+    /// `record` of the key `matching` accepts, whose `hashValue` is `hash`: `key` is made only for a
+    /// new entry (a message's key is boxed, and a repeat sighting then allocates nothing).
+    public mutating func record(hash: Int, matching: (Key) -> Bool, key: @autoclosure () -> Key, detail: Detail, rssi: Int?,
+                                lostAfter: Duration, now: ContinuousClock.Instant, date: Date, protected: Bool = true) -> Admission {
+        if let position = index.position(hash: hash, matches: { matching(entries[$0].key) }) {
             let (tau, rule) = (rssiTimeConstant, signal)
             if let earlier = Self.update(&entries[position], detail: detail, rssi: rssi, lostAfter: lostAfter, now: now,
                                          date: date, timeConstant: tau) {
-                heap.push(earlier, key)
+                heap.push(earlier, entries[position].key)
             }
             guard rssi != nil, Self.signalMoved(&entries[position], rule: rule, now: now) else { return .refreshed }
             return .signalMoved(entries[position])
@@ -145,16 +189,16 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
             }
             evicted = evictLeastRecentlySeen(protected: !unprotectedLeft)
         }
-        let entry = Entry(key: key, detail: detail, firstSeen: date, lastSeen: date, lastSeenInstant: now, lostAfter: lostAfter,
+        let entry = Entry(key: key(), detail: detail, firstSeen: date, lastSeen: date, lastSeenInstant: now, lostAfter: lostAfter,
                           rssi: rssi, smoothedRSSI: rssi.map(Double.init), reportedRSSI: rssi.map(Double.init), reportedInstant: now,
                           sightings: 1, protected: protected)
-        index[key] = Int32(entries.count)
+        withIndex { index, entries in index.insert(entries.count, hash: hash) { entries[$0].key.hashValue } }
         entries.append(entry)
         if protected { protectedCount += 1 }
-        heap.push(entry.deadline, key)
+        heap.push(entry.deadline, entry.key)
         compactDeadlinesIfStale()
         let standing = protected ? 1 : 0
-        byLastSeen[standing].push(now, key)
+        byLastSeen[standing].push(now, entry.key)
         compactIfStale(standing)
         return .added(entry, evicted: evicted)
     }
@@ -212,10 +256,7 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     /// beacons gone), the table and the heaps are rebuilt at the size of what is left, so the memory
     /// can go back (docs/footprint-found.md). Returns whether it shrank anything.
     private mutating func shrinkIfSparse() -> Bool {
-        guard index.capacity > 4 * max(entries.count, 64) else { return false }
-        var shrunk = [Key: Int32](minimumCapacity: entries.count)
-        for (position, entry) in entries.enumerated() { shrunk[entry.key] = Int32(position) }
-        index = shrunk
+        guard withIndex({ index, entries in index.shrinkIfSparse { entries[$0].key.hashValue } }) else { return false }
         var compact: [Entry] = []   // a copy with the capacity of its count (`Array(entries)` would share the buffer)
         compact.reserveCapacity(entries.count)
         compact.append(contentsOf: entries)
@@ -225,13 +266,23 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
         return true
     }
 
+    /// `body` changes the index, reading the entries' keys (the index is moved out meanwhile: a
+    /// closure reading `self` while `self.index` is changed would be an overlapping access).
+    private mutating func withIndex<R>(_ body: (inout PositionIndex, [Entry]) -> R) -> R {
+        var moved = PositionIndex()
+        swap(&moved, &index)
+        defer { swap(&moved, &index) }
+        return body(&moved, entries)
+    }
+
     /// Removes `key` from the set and its counts (its heap items are skipped when they come up).
     private mutating func take(_ key: Key) -> Entry? {
-        guard let position = index.removeValue(forKey: key).map(Int.init) else { return nil }
+        guard let position = position(of: key) else { return nil }
+        withIndex { index, entries in index.remove(position, hash: key.hashValue) { entries[$0].key.hashValue } }
         let last = entries.count - 1
         if position != last {
+            index.move(last, to: position, hash: entries[last].key.hashValue)
             entries.swapAt(position, last)
-            index[entries[position].key] = Int32(position)
         }
         let entry = entries.removeLast()
         if entry.protected { protectedCount -= 1 }
@@ -305,7 +356,14 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     }
 }
 
-extension FoundSet.Entry: Equatable where Detail: Equatable {}
+extension FoundSet.Entry: Equatable where Detail: Equatable {
+    public static func == (a: Self, b: Self) -> Bool {
+        a.key == b.key && a.detail == b.detail && a.firstSeen == b.firstSeen && a.lastSeen == b.lastSeen
+            && a.lastSeenInstant == b.lastSeenInstant && a.lostAfter == b.lostAfter && a.rssi == b.rssi
+            && a.smoothedRSSI == b.smoothedRSSI && a.reportedRSSI == b.reportedRSSI && a.reportedInstant == b.reportedInstant
+            && a.sightings == b.sightings && a.protected == b.protected
+    }
+}
 extension FoundSet.Sighting: Equatable where Detail: Equatable {}
 
 /// The detail of a found set that keeps none.
@@ -321,48 +379,5 @@ extension FoundSet where Detail == NoDetail {
     public mutating func saw(_ key: Key, rssi: Int?, lostAfter: Duration, now: ContinuousClock.Instant, date: Date,
                              protected: Bool = true) -> Sighting? {
         saw(key, detail: NoDetail(), rssi: rssi, lostAfter: lostAfter, now: now, date: date, protected: protected)
-    }
-}
-
-/// A binary min-heap of (deadline, key).
-struct DeadlineHeap<Key: Sendable>: Sendable {
-    private var items: [(ContinuousClock.Instant, Key)] = []
-
-    init() {}
-
-    /// Room for `capacity` items before the array grows.
-    init(capacity: Int) { items.reserveCapacity(capacity) }
-
-    var top: (ContinuousClock.Instant, Key)? { items.first }
-    var allocatedBytes: Int { HeapBytes.array(capacity: items.capacity, of: (ContinuousClock.Instant, Key).self) }
-    var count: Int { items.count }
-
-    mutating func push(_ deadline: ContinuousClock.Instant, _ key: Key) {
-        items.append((deadline, key))
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard items[child].0 < items[parent].0 else { break }
-            items.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    @discardableResult
-    mutating func pop() -> (ContinuousClock.Instant, Key)? {
-        guard !items.isEmpty else { return nil }
-        items.swapAt(0, items.count - 1)
-        let top = items.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < items.count, items[left].0 < items[smallest].0 { smallest = left }
-            if right < items.count, items[right].0 < items[smallest].0 { smallest = right }
-            guard smallest != parent else { break }
-            items.swapAt(parent, smallest)
-            parent = smallest
-        }
-        return top
     }
 }

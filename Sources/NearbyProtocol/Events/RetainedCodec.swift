@@ -39,20 +39,22 @@ public enum RetainedCodec {
     /// keys (the first segment) encode to equal bytes. The working buffers are temporary (on the
     /// stack for an event's size): the one allocation that stays is the result, of its exact size,
     /// so retained events are not interleaved with freed scratch on the heap.
-    public static func encode(_ segments: [Substring.UTF8View]) -> (bytes: [UInt8], ends: [Int]) {
+    /// `extra`: room left in the array for bytes the caller appends (no reallocation for them).
+    public static func encode(_ segments: [Substring.UTF8View], reserving extra: Int = 0) -> (bytes: [UInt8], ends: [Int]) {
         let text = segments.reduce(0) { $0 + $1.count }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: primer.count + text) { history in
             withUnsafeTemporaryAllocation(of: Int32.self, capacity: 1 << hashBits) { table in
                 // At worst every byte is a control byte, escaped: two bytes each.
                 withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * text + 1) { out in
-                    encode(segments, history: history, table: table, out: out)
+                    encode(segments, history: history, table: table, out: out, extra: extra)
                 }
             }
         }
     }
 
     private static func encode(_ segments: [Substring.UTF8View], history: UnsafeMutableBufferPointer<UInt8>,
-                               table: UnsafeMutableBufferPointer<Int32>, out: UnsafeMutableBufferPointer<UInt8>) -> (bytes: [UInt8], ends: [Int]) {
+                               table: UnsafeMutableBufferPointer<Int32>, out: UnsafeMutableBufferPointer<UInt8>,
+                               extra: Int) -> (bytes: [UInt8], ends: [Int]) {
         _ = history.initialize(fromContentsOf: primer)
         _ = table.initialize(fromContentsOf: primerTable)
         var count = primer.count, written = 0
@@ -99,7 +101,10 @@ public enum RetainedCodec {
             }
             ends.append(written)
         }
-        return (Array(UnsafeBufferPointer(rebasing: out[..<written])), ends)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(written + extra)
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: out[..<written]))
+        return (bytes, ends)
     }
 
     /// The text `bytes` encodes (all its segments, one after the other).

@@ -85,6 +85,29 @@ import TestSupport
         #expect(store.allocatedBytes / Self.limit <= 320)
     }
 
+    /// The found set's own part: 370 B per entry on main before this round (a 232 B entry, a
+    /// `[DiscoveryKey: Int32]` of 8,192 slots × 28 B, two heaps of 40 B items); now a 200 B entry,
+    /// 8,192 positions of 4 B, the same heaps: 288 B (docs/footprint-found.md).
+    @Test("the found set's part of an entry: a 200-byte entry, 4-byte index slots and its heap items")
+    func foundSetPerEntry() {
+        let (ingest, _) = Self.filled()
+        let perEntry = ingest.found.allocatedBytes { $0.key.heapBytes + $0.detail.heapBytes } / Self.limit
+        print("found memory (counted): found set \(perEntry) B per entry (entry \(MemoryLayout<AirIngest.Entry>.stride) B)")
+        #expect(MemoryLayout<AirIngest.Entry>.stride <= 200)
+        #expect(perEntry <= 300)
+    }
+
+    /// A repeat sighting of a message finds its entry by hash and contents, without making the boxed key:
+    /// the hash must be the key's own, or the entry would be filed where a removal never looks.
+    @Test func aMessagesProbeHashIsItsKeysHash() {
+        for message in [Message(namespace: "room", type: "door", content: [1, 2, 3]),
+                        Message(namespace: "a-longer-namespace-than-15", type: "t", content: Array(repeating: 7, count: 300))] {
+            #expect(DiscoveryKey.hashValue(of: message) == DiscoveryKey.message(message).hashValue)
+            #expect(DiscoveryKey.message(message).isMessage(message))
+            #expect(!DiscoveryKey.message(message).isMessage(Message(namespace: message.namespace, type: message.type, content: [])))
+        }
+    }
+
     /// With `[mqtt]` the bridge keeps its own copy of each retained found event, to send again after
     /// a reconnect: counted the same way (the Home Assistant state per entry is not counted here).
     @Test("with [mqtt], the bridge's retained copy of a found entry's event, counted")
