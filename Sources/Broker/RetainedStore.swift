@@ -2,27 +2,29 @@ import NearbyProtocol
 /// Retained events by the manager's key, replayed in the order they were first set.
 ///
 /// Kept compactly: a found set at its limit (4,096 by default) has one retained event per entry, so
-/// each event is one string, its key, then its topic (only where the key does not begin with it: a
+/// each event is one array: its key, then its topic (only where the key does not begin with it: a
 /// found event's key is its topic with `#` and a hash after it, a `$SYS` event's key is its topic),
-/// then its JSON: one allocation per event, not three. The table is rebuilt smaller once most of it
-/// was cleared (docs/footprint.md).
+/// then its JSON, in `RetainedCodec`'s lossless form (about a third of the text for a found event).
+/// The table is rebuilt smaller once most of it was cleared (docs/footprint-found.md).
 struct RetainedStore {
     private struct Kept: Hashable {
-        var text: String
+        /// Key, topic and JSON, encoded one after the other.
+        var text: [UInt8]
+        /// Where the encoded key ends in `text` (a key always encodes to the same bytes).
+        var keyEnd: UInt32
         var keyBytes: UInt32
-        /// Where the topic is in `text`: at 0 (the key's start) or right after the key.
+        /// Where the topic is in the decoded text: at 0 (the key's start) or right after the key.
         var topicStart: UInt32
         var topicBytes: UInt32
         var sequence: UInt32
 
         init(key: String, topic: String, json: String, sequence: UInt32) {
             let inKey = key.utf8.starts(with: topic.utf8)
-            var text = ""
-            text.reserveCapacity(key.utf8.count + (inKey ? 0 : topic.utf8.count) + json.utf8.count)
-            text += key
-            if !inKey { text += topic }
-            text += json
-            self.text = text
+            let segments = inKey ? [Substring(key).utf8, Substring(json).utf8]
+                                 : [Substring(key).utf8, Substring(topic).utf8, Substring(json).utf8]
+            let (bytes, ends) = RetainedCodec.encode(segments)
+            text = bytes
+            keyEnd = UInt32(ends[0])
             (keyBytes, topicBytes) = (UInt32(key.utf8.count), UInt32(topic.utf8.count))
             topicStart = inKey ? 0 : keyBytes
             self.sequence = sequence
@@ -30,20 +32,23 @@ struct RetainedStore {
 
         /// A value to look `key` up by (equal and hashed by the key alone).
         init(probe key: String) {
-            (text, keyBytes, topicStart, topicBytes, sequence) = (key, UInt32(key.utf8.count), 0, 0, 0)
+            text = RetainedCodec.encode([Substring(key).utf8]).bytes
+            (keyEnd, keyBytes, topicStart, topicBytes, sequence) = (UInt32(text.count), UInt32(key.utf8.count), 0, 0, 0)
         }
 
-        private var key: Substring.UTF8View { text.utf8.prefix(Int(keyBytes)) }
-        var topic: String {
-            let utf8 = text.utf8.dropFirst(Int(topicStart)).prefix(Int(topicBytes))
-            return String(Substring(utf8))
+        private var key: ArraySlice<UInt8> { text[..<Int(keyEnd)] }
+
+        /// The topic and the JSON, decoded.
+        var event: (topic: String, json: String) {
+            let decoded = RetainedCodec.decode(text[...])
+            let topic = decoded[Int(topicStart)..<Int(topicStart + topicBytes)]
+            let json = decoded[Int(max(keyBytes, topicStart + topicBytes))...]
+            return (String(decoding: topic, as: UTF8.self), String(decoding: json, as: UTF8.self))
         }
-        var json: String { String(Substring(text.utf8.dropFirst(Int(max(keyBytes, topicStart + topicBytes))))) }
 
         static func == (a: Kept, b: Kept) -> Bool { a.key.elementsEqual(b.key) }
         func hash(into hasher: inout Hasher) {
-            hasher.combine(keyBytes)
-            for byte in key { hasher.combine(byte) }
+            key.withUnsafeBytes { hasher.combine(bytes: $0) }
         }
     }
 
@@ -52,10 +57,10 @@ struct RetainedStore {
 
     var count: Int { entries.count }
 
-    /// Heap bytes the store takes (`HeapBytes`): its table and each event's string.
+    /// Heap bytes the store takes (`HeapBytes`): its table and each event's array.
     var allocatedBytes: Int {
         HeapBytes.table(capacity: entries.capacity, keyStride: MemoryLayout<Kept>.stride)
-            + entries.reduce(0) { $0 + HeapBytes.string($1.text) }
+            + entries.reduce(0) { $0 + HeapBytes.array(capacity: $1.text.capacity, of: UInt8.self) }
     }
 
     /// Applies `event`; returns true when clearing left the table sparse and it was rebuilt smaller:
@@ -104,8 +109,8 @@ struct RetainedStore {
 
     func matching(_ filter: TopicFilter) -> [BrokerEvent] {
         entries.compactMap { kept in
-            let topic = kept.topic
-            return filter.matches(topic) ? (kept.sequence, BrokerEvent(topic: topic, json: kept.json)) : nil
+            let event = kept.event
+            return filter.matches(event.topic) ? (kept.sequence, BrokerEvent(topic: event.topic, json: event.json)) : nil
         }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }

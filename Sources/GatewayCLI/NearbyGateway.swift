@@ -1,7 +1,8 @@
 import ArgumentParser
 import CVersion
+import Dispatch
+import SystemCall
 
-@main
 struct NearbyGateway: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nearby-gateway",
@@ -17,4 +18,34 @@ struct NearbyGateway: AsyncParsableCommand {
             MonitorCommand.self,
         ]
     )
+}
+
+/// The process's entry. An `async` main ends in `dispatch_main()`, whose `pthread_exit` unwinds the main
+/// thread's stack through `.eh_frame_hdr` and `.eh_frame`, file pages the kernel then maps 64 KB at a
+/// time (fault-around): idle RSS for nothing (docs/footprint-idle.md). So the arguments are parsed here,
+/// a synchronous command (`monitor`, `key`) runs on this thread, and an asynchronous one runs on the
+/// cooperative pool while this thread waits for it. Nothing uses the main actor.
+@main
+enum Entry {
+    static func main() {
+        SystemCall.unblockAllSignals()
+        let command: any ParsableCommand
+        do {
+            command = try NearbyGateway.parseAsRoot()
+        } catch {
+            NearbyGateway.exit(withError: error)
+        }
+        guard let asynchronous = command as? any AsyncParsableCommand else {
+            var synchronous = command
+            do { try synchronous.run() } catch { NearbyGateway.exit(withError: error) }
+            return
+        }
+        let finished = DispatchSemaphore(value: 0)
+        Task.detached {
+            var running = asynchronous
+            do { try await running.run() } catch { NearbyGateway.exit(withError: error) }
+            finished.signal()
+        }
+        finished.wait()
+    }
 }

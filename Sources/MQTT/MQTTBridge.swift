@@ -161,7 +161,12 @@ public final class MQTTBridge: EventSink, Sendable {
     var log: Logger { logger }
     var isShuttingDown: Bool { shared.withLock { $0.shutdown } }
 
-    func takeQueued() -> [MQTTMessage] { shared.withLock { $0.outbox.takeAll() } }
+    func takeQueued() -> [MQTTMessage] {
+        let (queued, shrunk) = shared.withLock { ($0.outbox.takeAll(), $0.outbox.takeShrunk()) }
+        // On the bridge's thread (never the pool): the retained copies of an expired flood were freed.
+        if shrunk { SystemCall.releaseFreeHeap() }
+        return queued
+    }
 
     // The fleet's rooms (nil/empty without `room`): on the bridge's thread, under the lock.
     var fleetSubscriptions: [String] { shared.withLock { $0.fleet?.subscriptions ?? [] } }

@@ -16,9 +16,12 @@ struct MQTTOutbox {
     private var head = 0
     /// Messages dropped (oldest first) because the queue was full.
     private(set) var dropped = 0
-    /// By the manager's key: when first and last set (order of replay, and which one a topic shows).
-    private var retained: [String: (first: UInt64, last: UInt64, topic: String, json: String)] = [:]
+    /// By the manager's key: when first and last set (order of replay, and which one a topic shows),
+    /// and its topic and JSON in `RetainedCodec`'s form (a found set at its limit has one per entry).
+    private var retained: [String: Retained] = [:]
     private var nextSequence: UInt64 = 0
+    /// Whether the retained copies' table was rebuilt smaller since `takeShrunk` last asked.
+    private var shrunk = false
 
     init(prefix: String, limit: Int) {
         self.prefix = prefix
@@ -26,6 +29,49 @@ struct MQTTOutbox {
     }
 
     var queued: Int { queue.count - head }
+
+    /// True once after a large expiry rebuilt the retained table smaller: the owner may then hand
+    /// free pages back to the kernel (on its own thread).
+    mutating func takeShrunk() -> Bool {
+        defer { shrunk = false }
+        return shrunk
+    }
+
+    /// A dictionary keeps its capacity when emptied: rebuilt once a quarter of it is used.
+    private mutating func shrinkIfSparse() {
+        guard retained.capacity > 4 * max(retained.count, 64) else { return }
+        var smaller = [String: Retained](minimumCapacity: retained.count)
+        for (key, kept) in retained { smaller[key] = kept }
+        retained = smaller
+        shrunk = true
+    }
+
+    private struct Retained {
+        var first: UInt64
+        var last: UInt64
+        /// Where the encoded topic ends in `packed` (a topic always encodes to the same bytes).
+        var topicEnd: Int
+        var packed: [UInt8]
+
+        init(first: UInt64, last: UInt64, topic: String, json: String) {
+            let (bytes, ends) = RetainedCodec.encode([Substring(topic).utf8, Substring(json).utf8])
+            (self.first, self.last, topicEnd, packed) = (first, last, ends[0], bytes)
+        }
+
+        func has(topic encoded: [UInt8]) -> Bool { packed[..<topicEnd].elementsEqual(encoded) }
+
+        var event: (topic: String, json: String) {
+            let text = RetainedCodec.decode(packed[...])
+            let topicBytes = RetainedCodec.decode(packed[..<topicEnd]).count
+            return (String(decoding: text[..<topicBytes], as: UTF8.self), String(decoding: text[topicBytes...], as: UTF8.self))
+        }
+    }
+
+    /// Heap bytes the retained copies take (`HeapBytes`): the table, each key and its encoded event.
+    var retainedBytes: Int {
+        HeapBytes.table(capacity: retained.capacity, keyStride: MemoryLayout<String>.stride, valueStride: MemoryLayout<Retained>.stride)
+            + retained.reduce(0) { $0 + HeapBytes.string($1.key) + HeapBytes.array(capacity: $1.value.packed.capacity, of: UInt8.self) }
+    }
 
     mutating func add(_ event: BrokerEvent) {
         for message in messages(for: event) { enqueue(message) }
@@ -40,7 +86,9 @@ struct MQTTOutbox {
     /// The retained state now: per topic, the latest event kept for it (in the order first set).
     var retainedState: [MQTTMessage] {
         var latest: [String: (last: UInt64, json: String, first: UInt64)] = [:]
-        for entry in retained.values {
+        for kept in retained.values {
+            let (topic, json) = kept.event
+            let entry = (first: kept.first, last: kept.last, topic: topic, json: json)
             let current = latest[entry.topic]
             let first = min(current?.first ?? entry.first, entry.first)
             if let current, current.last > entry.last {
@@ -76,23 +124,26 @@ struct MQTTOutbox {
         case .none:
             return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: false)]
         case .set(let key):
-            retained[key] = (retained[key]?.first ?? nextSequence, nextSequence, event.topic, event.json)
+            retained[key] = Retained(first: retained[key]?.first ?? nextSequence, last: nextSequence, topic: event.topic, json: event.json)
             nextSequence += 1
             return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: true)]
         case .clear(let key):
             guard let removed = retained.removeValue(forKey: key) else {
                 return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: event.topic.hasPrefix("$SYS/"))]
             }
-            if removed.topic == event.topic {
+            shrinkIfSparse()
+            let removedTopic = removed.event.topic
+            if removedTopic == event.topic {
                 // `$SYS/error/…` cleared: the clearing event itself is the state now.
                 return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: true)]
             }
             // `lost/…` clears `found/…`: the broker keeps one message per topic, so the topic goes
             // back to another message still found under it, or is emptied (an empty retained
             // payload deletes it).
-            let other = retained.values.filter { $0.topic == removed.topic }.max { $0.last < $1.last }
+            let encoded = RetainedCodec.encode([Substring(removedTopic).utf8]).bytes
+            let other = retained.values.filter { $0.has(topic: encoded) }.max { $0.last < $1.last }
             return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: false),
-                    MQTTMessage(topic: topic(removed.topic), payload: other?.json ?? "", retain: true)]
+                    MQTTMessage(topic: topic(removedTopic), payload: other?.event.json ?? "", retain: true)]
         }
     }
 }

@@ -99,8 +99,12 @@ extension EndToEnd {
             print("found expiry: RssAnon \(before) KiB before, \(rssFull) KiB full, \(rssAfter) KiB after every entry expired; \(empty)")
             #expect(empty["found"] as? Int == 0, "entries left: \(empty)")
             #expect(rssFull - before > 2 * 1024, "the flood took too little to tell (\(before) → \(rssFull) KiB)")
-            #expect(rssAfter - before <= (rssFull - before) / 2,
-                    "RssAnon \(before) → \(rssFull) → \(rssAfter) KiB: less than half of the flood's memory came back")
+            // At least a quarter back, not half: since the retained events are kept compactly the flood
+            // takes ~1.2 MB less, and what stays (the queues' buffers, free chunks pinned by live ones:
+            // ~1.3–2 MB, docs/footprint-found.md) is a larger share of less: 51–59 % stayed in the runs
+            // of that change. The failure this guards against kept it all.
+            #expect(rssAfter - before <= (rssFull - before) * 3 / 4,
+                    "RssAnon \(before) → \(rssFull) → \(rssAfter) KiB: less than a quarter of the flood's memory came back")
             #expect(try await gateway.stop() == 0)
         }
 

@@ -64,4 +64,44 @@ import Testing
         #expect(outbox.dropped == 4997)
         #expect(outbox.takeAll().map(\.payload) == ["4997", "4998", "4999"])
     }
+
+    @Test("retained found events come back byte for byte after a reconnect, and a lost one falls back to its own topic's other message only")
+    func retainedCopiesAreKeptCompactlyAndExactly() {
+        var outbox = MQTTOutbox(prefix: "p", limit: 10_000)
+        let uuid = "f100d500-0000-0000-0000-000000000000"
+        func json(_ k: Int) -> String {
+            #"{"namespace":"ibeacon","type":"\#(uuid)/0/\#(k)","content":"8QDVAAAAAAAAAAAAAAAAAAAHAAE=","text":null,"medium":"ble","#
+                + #""rssi":null,"first_seen":"2026-11-27T02:10:11.123Z","last_seen":"2026-11-27T02:10:11.123Z","uuid":"\#(uuid)","minor":\#(k)}"#
+        }
+        for k in 0..<200 {
+            outbox.add(BrokerEvent(topic: "found/ibeacon/\(uuid)/0/\(k)", json: json(k), retain: .set("found/ibeacon/\(uuid)/0/\(k)#\(k)")))
+        }
+        // A second message on topic …/0/1 (and none on …/0/10, whose topic starts with …/0/1's).
+        outbox.add(BrokerEvent(topic: "found/ibeacon/\(uuid)/0/1", json: "{\"second\":1}", retain: .set("other")))
+        _ = outbox.takeAll()
+        #expect(outbox.retainedState == (0..<200).map { k in
+            MQTTMessage(topic: "p/found/ibeacon/\(uuid)/0/\(k)", payload: k == 1 ? "{\"second\":1}" : json(k), retain: true)
+        })
+        outbox.add(BrokerEvent(topic: "lost/ibeacon/\(uuid)/0/1", json: "{}", retain: .clear("other")))
+        outbox.add(BrokerEvent(topic: "lost/ibeacon/\(uuid)/0/10", json: "{}", retain: .clear("found/ibeacon/\(uuid)/0/10#10")))
+        #expect(outbox.takeAll() == [MQTTMessage(topic: "p/lost/ibeacon/\(uuid)/0/1", payload: "{}", retain: false),
+                                     MQTTMessage(topic: "p/found/ibeacon/\(uuid)/0/1", payload: json(1), retain: true),
+                                     MQTTMessage(topic: "p/lost/ibeacon/\(uuid)/0/10", payload: "{}", retain: false),
+                                     MQTTMessage(topic: "p/found/ibeacon/\(uuid)/0/10", payload: "", retain: true)])
+        #expect(outbox.retainedState.count == 199)
+    }
+
+    @Test("after most retained found events are cleared, the copies' table is rebuilt smaller, once, and what is left stays")
+    func theRetainedTableShrinksAfterALargeExpiry() {
+        var outbox = MQTTOutbox(prefix: "p", limit: 100)
+        for k in 0..<4096 { outbox.add(BrokerEvent(topic: "found/n/\(k)", json: "{\"k\":\(k)}", retain: .set("k\(k)"))) }
+        let full = outbox.retainedBytes
+        let early = outbox.takeShrunk()
+        #expect(!early)
+        for k in 0..<4000 { outbox.add(BrokerEvent(topic: "lost/n/\(k)", json: "{}", retain: .clear("k\(k)"))) }
+        let (first, second) = (outbox.takeShrunk(), outbox.takeShrunk())
+        #expect(first && !second)
+        #expect(outbox.retainedBytes * 10 < full)
+        #expect(outbox.retainedState.map(\.payload) == (4000..<4096).map { "{\"k\":\($0)}" })
+    }
 }

@@ -105,14 +105,14 @@ def inner_main(flag, inner_function, doc):
 
 def idle_gateways(binary, work, key, lost_after, procs):
     """The idle rows' pair: A has two subscriptions and one publication; B has one publication, and
-    its socket takes the rotation rows' PUBs. Returns them once both sockets are there."""
+    its socket takes the rotation rows' PUBs. Returns them, and A's config, once both sockets are there."""
     a_conf = config(work, "a", key, lost_after, subscription("bench", lost_after) + subscription("other", lost_after)
                     + publication("bench-a", "hello", "from-a"))
     b_conf = config(work, "b", key, lost_after, publication("bench-b", "hello", "from-b") + subscription("bench-a", lost_after))
     a, b = gateway(binary, a_conf, procs), gateway(binary, b_conf, procs)
     wait_path(f"{work}/a.sock", a)
     wait_path(f"{work}/b.sock", b)
-    return a, b
+    return a, b, a_conf
 
 
 def idle_mosquitto(work, procs):
@@ -275,7 +275,7 @@ def inner(binary, work, out, quick):
             if seen:
                 gw_start.append((seen - t0) / 1e6)
 
-        a, b = idle_gateways(binary, work, key, lost_after, procs)
+        a, b, a_conf = idle_gateways(binary, work, key, lost_after, procs)
         mq, paho = idle_mosquitto(work, procs)
 
         time.sleep(2)   # let both settle (first found, connections) before the idle window opens
@@ -335,10 +335,11 @@ def inner(binary, work, out, quick):
         # left to expire (tools/bench/found_memory.py). Last, so the flood disturbs no other row.
         for p in procs:
             stop(p)
-        try:
-            result["found_memory"] = found_memory.measure(binary, work, key + "-fm")
-        except Exception as error:   # reported, the other rows still stand
-            result["found_memory_error"] = f"{type(error).__name__}: {error}"
+        for name, mqtt in (("found_memory", False), ("found_memory_mqtt", True)):
+            try:
+                result[name] = found_memory.measure(binary, work, key + ("-fmq" if mqtt else "-fm"), mqtt=mqtt)
+            except Exception as error:   # reported, the other rows still stand
+                result[name + "_error"] = f"{type(error).__name__}: {error}"
 
         def stats(values):
             return {"n": len(values), "p50": percentile(values, 0.5), "p99": percentile(values, 0.99),

@@ -6,7 +6,7 @@ import Radio
 /// What the found set holds: one of our messages, or a beacon a subscription opted into.
 /// Keys are content, never addresses or message ids, so rotation never causes a lost/found.
 ///
-/// 24 bytes (docs/footprint.md): a found entry holds its key several times (the entry, the index's
+/// 24 bytes (docs/footprint-found.md): a found entry holds its key several times (the entry, the index's
 /// slot, two heap items), so the rare message case is boxed and an Eddystone UID's 10 + 6 bytes
 /// share one `ShortBytes`.
 enum DiscoveryKey: Hashable, Sendable {

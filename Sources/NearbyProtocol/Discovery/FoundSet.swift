@@ -80,7 +80,7 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
     public let signal: SignalRule
     /// Dense, in no particular order once entries were removed (the last one fills the gap), with
     /// `index` from key to position: a dictionary of whole entries has twice as many slots as entries
-    /// (docs/footprint.md), this one only twice as many small ones.
+    /// (docs/footprint-found.md), this one only twice as many small ones.
     public private(set) var entries: [Entry] = []
     private var index: [Key: Int32] = [:]
     private var heap = DeadlineHeap<Key>()
@@ -210,7 +210,7 @@ public struct FoundSet<Key: Hashable & Sendable, Detail: Sendable>: Sendable {
 
     /// Dictionaries and arrays keep their capacity when emptied: after a large expiry (a flood of
     /// beacons gone), the table and the heaps are rebuilt at the size of what is left, so the memory
-    /// can go back (docs/footprint.md). Returns whether it shrank anything.
+    /// can go back (docs/footprint-found.md). Returns whether it shrank anything.
     private mutating func shrinkIfSparse() -> Bool {
         guard index.capacity > 4 * max(entries.count, 64) else { return false }
         var shrunk = [Key: Int32](minimumCapacity: entries.count)

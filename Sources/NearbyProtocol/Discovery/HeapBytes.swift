@@ -1,5 +1,5 @@
 /// Bytes of heap a standard-library container takes, from its capacity and element sizes: what the
-/// found set and the retained store count as their own (docs/footprint.md, "Memory per found entry").
+/// found set and the retained store count as their own (docs/footprint-found.md).
 /// A model of the Swift runtime's and glibc's layouts (x86-64 and arm64), so a test can bound it
 /// exactly whatever else the process does; printed beside the resident memory in `FoundMemoryTests`.
 public enum HeapBytes {

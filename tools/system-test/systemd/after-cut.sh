@@ -69,6 +69,13 @@ after_cut() {
             say "AUDIT $(echo "$audit" | grep -m1 -o 'nearby-gateway\|[a-z-]*configured[a-z ]*' | head -n1)"
             if dpkg --configure -a >/dev/null 2>&1; then say "CONFIGURED $(dpkg-query -W -f='${Status}|${Version}' nearby-gateway | tr ' ' -)"
             else say "ERROR dpkg --configure -a failed"; fi
+            # A cut while dpkg unpacked leaves the package half-installed, which --configure cannot
+            # finish: apt tells the owner to reinstall it (the old binary runs meanwhile).
+            if dpkg-query -W -f='${Status}' nearby-gateway | grep -q 'reinstreq\|half-installed'; then
+                if apt-get install -y -q --reinstall "nearby-gateway=$(dpkg-query -W -f='${Version}' nearby-gateway)" >/dev/null 2>&1
+                then say "REINSTALLED $(dpkg-query -W -f='${Status}|${Version}' nearby-gateway | tr ' ' -)"
+                else say "ERROR apt-get install --reinstall failed"; fi
+            fi
             cut_check
         fi
     fi
