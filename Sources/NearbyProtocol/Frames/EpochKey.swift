@@ -6,8 +6,8 @@ import Glibc
 /// own first bytes so no output of one use is ever an output of another (`docs/protocol.md`):
 /// message id (0x45 0x01), keystream (0x45 0x02), chunk tag (0x45 0x03), subscriber beacon (0x53).
 /// Deriving it costs a few HMAC blocks, so holders cache it.
-struct EpochKey: Sendable {
-    let epoch: UInt32
+package struct EpochKey: Sendable {
+    package let epoch: UInt32
     /// HMAC keyed once; copies continue from the keyed state instead of re-hashing the pads.
     private let keyed: KeyedMAC
 
@@ -17,7 +17,7 @@ struct EpochKey: Sendable {
         let mac: HMAC<SHA256>
     }
 
-    init(apiKey: [UInt8], epoch: UInt32) {
+    package init(apiKey: [UInt8], epoch: UInt32) {
         self.epoch = epoch
         var info = FrameFormat.hkdfInfoPrefix
         info.append(contentsOf: [UInt8(truncatingIfNeeded: epoch >> 24), UInt8(truncatingIfNeeded: epoch >> 16),
@@ -30,7 +30,7 @@ struct EpochKey: Sendable {
     /// The message id, a synthetic nonce: HMAC(K_e, 0x45 0x01 || body), first 4 bytes. It depends on the
     /// whole plaintext, so it repeats under one key only for the same body (whose ciphertext is then the
     /// same bytes) or by a 32-bit collision; the receiver recomputes it to authenticate the whole body.
-    func messageID(body: UnsafeRawBufferPointer) -> UInt32 {
+    package func messageID(body: UnsafeRawBufferPointer) -> UInt32 {
         var mac = keyed.mac
         mac.update(data: FrameFormat.idDomain)
         mac.update(data: body)
@@ -39,7 +39,7 @@ struct EpochKey: Sendable {
 
     /// XORs `bytes`, which sit at `offset` in the body of message `id`, with the keystream
     /// HMAC(K_e, 0x45 0x02 || id || u16be(j)) for j = 0, 1, … (32 bytes each): encrypts and decrypts.
-    func applyKeystream(_ bytes: UnsafeMutableBufferPointer<UInt8>, id: UInt32, offset: Int) {
+    package func applyKeystream(_ bytes: UnsafeMutableBufferPointer<UInt8>, id: UInt32, offset: Int) {
         guard !bytes.isEmpty else { return }
         var block = offset / 32
         var done = 0
@@ -63,7 +63,7 @@ struct EpochKey: Sendable {
 
     /// The tag of one chunk: HMAC(K_e, 0x45 0x03 || sequence || id || ciphertext), first 2 bytes. Checked
     /// before a chunk is stored, so bytes from someone without the key never take a partial-message slot.
-    func chunkTag(sequence: UInt8, id: UInt32, ciphertext: UnsafeRawBufferPointer) -> UInt16 {
+    package func chunkTag(sequence: UInt8, id: UInt32, ciphertext: UnsafeRawBufferPointer) -> UInt16 {
         var mac = keyed.mac
         mac.update(data: FrameFormat.chunkTagDomain)
         withUnsafeBytes(of: sequence) { mac.update(data: $0) }
@@ -73,7 +73,7 @@ struct EpochKey: Sendable {
     }
 
     /// HMAC-SHA256(K_e, 0x53 || nsLen || ns || typeLen || type) truncated to 64 bits.
-    func subscriberBeacon(namespace: String, type: String) -> SubscriberBeaconID {
+    package func subscriberBeacon(namespace: String, type: String) -> SubscriberBeaconID {
         var input: [UInt8] = [FrameFormat.subscriberBeaconKind, UInt8(truncatingIfNeeded: namespace.utf8.count)]
         input.append(contentsOf: namespace.utf8)
         input.append(UInt8(truncatingIfNeeded: type.utf8.count))
