@@ -49,6 +49,9 @@ let package = Package(
         // over minutes of audio, which -Onone makes ~10× slower (checks stay on: -O, not -Ounchecked).
         .target(name: "Modem", dependencies: ["CALSA", "SplitMix", "SystemCall", logging],
                 swiftSettings: [ownImportsOnly, .unsafeFlags(["-O"], .when(configuration: .debug))]),
+        // SHA-256, HMAC-SHA256 and HKDF-SHA256: all the frames' keys and tags need (docs/architecture.md).
+        // Value types that allocate nothing per hash; no C library, so nothing more to compile.
+        .target(name: "Digest", swiftSettings: [ownImportsOnly]),
         // The gateway's own modules, lowest first; each imports only modules above it in this list
         // (docs/architecture.md draws the graph).
         // The protocol: messages and gateway state, frames (epochs, encryption, reassembly), the
@@ -109,6 +112,7 @@ let package = Package(
         .testTarget(name: "ModemTests", dependencies: ["Modem", "SystemCall"]),
         // One test target per module, its folders mirroring the module's.
         .testTarget(name: "SystemCallTests", dependencies: ["SystemCall"]),
+        .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"]),
         .testTarget(name: "NearbyProtocolTests", dependencies: ["NearbyProtocol", "SplitMix", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "MQTT", "NearbyProtocol", "Radio", "TestSupport"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "NearbyProtocol", "SplitMix", "SystemCall", "TestSupport", logging]),
