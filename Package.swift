@@ -8,8 +8,8 @@ let version = ProcessInfo.processInfo.environment["NEARBY_GATEWAY_VERSION"]
 
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 // A file sees the extension members of the modules it imports, not of everything a dependency
-// imports: otherwise swift-crypto's `import Foundation` hands every file Foundation's String
-// methods and the binary links Foundation for them (docs/footprint.md).
+// imports: otherwise a dependency's `import Foundation` would hand every file Foundation's String
+// methods and the binary would link Foundation for them (docs/footprint.md).
 let ownImportsOnly = SwiftSetting.enableUpcomingFeature("MemberImportVisibility")
 
 let package = Package(
@@ -23,7 +23,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.0"),
     ],
     targets: [
         // One system library per C library; nothing but the one wrapper file per library imports them.
@@ -56,7 +55,7 @@ let package = Package(
         // (docs/architecture.md draws the graph).
         // The protocol: messages and gateway state, frames (epochs, encryption, reassembly), the
         // found/lost set, socket events and their JSON. Values and pure logic only, no I/O.
-        .target(name: "NearbyProtocol", dependencies: ["SystemCall", .product(name: "Crypto", package: "swift-crypto")],
+        .target(name: "NearbyProtocol", dependencies: ["SystemCall", "Digest"],
                 swiftSettings: [ownImportsOnly]),
         // gateway.toml and the board files: TOML, checks, every problem reported at once.
         .target(name: "Config", dependencies: ["NearbyProtocol", "LEDs", "Radio", "SystemCall", logging],
