@@ -66,15 +66,15 @@ package struct EpochKey: Sendable {
 
     /// HMAC-SHA256(K_e, 0x53 || nsLen || ns || typeLen || type) truncated to 64 bits.
     package func subscriberBeacon(namespace: String, type: String) -> SubscriberBeaconID {
-        var input: [UInt8] = [FrameFormat.subscriberBeaconKind, UInt8(truncatingIfNeeded: namespace.utf8.count)]
-        input.append(contentsOf: namespace.utf8)
-        input.append(UInt8(truncatingIfNeeded: type.utf8.count))
-        input.append(contentsOf: type.utf8)
         var mac = keyed
-        mac.update(input)
+        // Fed piece by piece from the strings' own UTF-8: no input array to allocate.
+        withUnsafeBytes(of: (FrameFormat.subscriberBeaconKind, UInt8(truncatingIfNeeded: namespace.utf8.count))) { mac.update($0) }
+        var namespace = namespace, type = type
+        namespace.withUTF8 { mac.update(UnsafeRawBufferPointer($0)) }
+        withUnsafeBytes(of: UInt8(truncatingIfNeeded: type.utf8.count)) { mac.update($0) }
+        type.withUTF8 { mac.update(UnsafeRawBufferPointer($0)) }
         return SubscriberBeaconID(rawValue: mac.finalize().prefix(FrameFormat.subscriberBeaconIDBytes))
     }
-
 }
 
 /// The keys of the epochs a receiver accepts: current first (the common case), then previous and next
