@@ -5,6 +5,7 @@ public struct SHA256: Sendable {
     public static let byteCount = 32
     public static let blockByteCount = 64
 
+    /// H(0): the first 32 bits of the fractional parts of the square roots of the first 8 primes.
     private var state: SHA256Digest.Words = (0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a,
                                              0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19)
     /// The bytes of the block not yet full (only the first `buffered` count).
