@@ -8,8 +8,8 @@ let version = ProcessInfo.processInfo.environment["NEARBY_GATEWAY_VERSION"]
 
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 // A file sees the extension members of the modules it imports, not of everything a dependency
-// imports: otherwise swift-crypto's `import Foundation` hands every file Foundation's String
-// methods and the binary links Foundation for them (docs/footprint.md).
+// imports: otherwise a dependency's `import Foundation` would hand every file Foundation's String
+// methods and the binary would link Foundation for them (docs/footprint.md).
 let ownImportsOnly = SwiftSetting.enableUpcomingFeature("MemberImportVisibility")
 
 let package = Package(
@@ -23,7 +23,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.0"),
     ],
     targets: [
         // One system library per C library; nothing but the one wrapper file per library imports them.
@@ -49,11 +48,14 @@ let package = Package(
         // over minutes of audio, which -Onone makes ~10× slower (checks stay on: -O, not -Ounchecked).
         .target(name: "Modem", dependencies: ["CALSA", "SplitMix", "SystemCall", logging],
                 swiftSettings: [ownImportsOnly, .unsafeFlags(["-O"], .when(configuration: .debug))]),
+        // SHA-256, HMAC-SHA256 and HKDF-SHA256: all the frames' keys and tags need (docs/architecture.md).
+        // Value types that allocate nothing per hash; no C library, so nothing more to compile.
+        .target(name: "Digest", swiftSettings: [ownImportsOnly]),
         // The gateway's own modules, lowest first; each imports only modules above it in this list
         // (docs/architecture.md draws the graph).
         // The protocol: messages and gateway state, frames (epochs, encryption, reassembly), the
         // found/lost set, socket events and their JSON. Values and pure logic only, no I/O.
-        .target(name: "NearbyProtocol", dependencies: ["SystemCall", .product(name: "Crypto", package: "swift-crypto")],
+        .target(name: "NearbyProtocol", dependencies: ["SystemCall", "Digest"],
                 swiftSettings: [ownImportsOnly]),
         // gateway.toml and the board files: TOML, checks, every problem reported at once.
         .target(name: "Config", dependencies: ["NearbyProtocol", "LEDs", "Radio", "SystemCall", logging],
@@ -109,6 +111,7 @@ let package = Package(
         .testTarget(name: "ModemTests", dependencies: ["Modem", "SystemCall"]),
         // One test target per module, its folders mirroring the module's.
         .testTarget(name: "SystemCallTests", dependencies: ["SystemCall"]),
+        .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"]),
         .testTarget(name: "NearbyProtocolTests", dependencies: ["NearbyProtocol", "SplitMix", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "MQTT", "NearbyProtocol", "Radio", "TestSupport"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "NearbyProtocol", "SplitMix", "SystemCall", "TestSupport", logging]),

@@ -1,53 +1,45 @@
-import Crypto
-import Glibc
+import Digest
 
 /// The key of one rotation epoch: K_e = HKDF-SHA256(IKM = api_key, salt = "nearby-gateway/v2",
 /// info = "epoch-key" || u32be(e), L = 32), and the four uses of it, each HMAC-SHA256(K_e, …) with its
 /// own first bytes so no output of one use is ever an output of another (`docs/protocol.md`):
 /// message id (0x45 0x01), keystream (0x45 0x02), chunk tag (0x45 0x03), subscriber beacon (0x53).
 /// Deriving it costs a few HMAC blocks, so holders cache it.
-struct EpochKey: Sendable {
-    let epoch: UInt32
+package struct EpochKey: Sendable {
+    package let epoch: UInt32
     /// HMAC keyed once; copies continue from the keyed state instead of re-hashing the pads.
-    private let keyed: KeyedMAC
+    private let keyed: HMACSHA256
 
-    /// swift-crypto 3 does not mark HMAC Sendable, but it is a value type whose hash state is copy-on-write
-    /// (copied before any mutation unless uniquely referenced), and this one is never mutated in place.
-    private struct KeyedMAC: @unchecked Sendable {
-        let mac: HMAC<SHA256>
-    }
-
-    init(apiKey: [UInt8], epoch: UInt32) {
+    package init(apiKey: [UInt8], epoch: UInt32) {
         self.epoch = epoch
         var info = FrameFormat.hkdfInfoPrefix
         info.append(contentsOf: [UInt8(truncatingIfNeeded: epoch >> 24), UInt8(truncatingIfNeeded: epoch >> 16),
                                  UInt8(truncatingIfNeeded: epoch >> 8), UInt8(truncatingIfNeeded: epoch)])
-        let key = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: apiKey), salt: FrameFormat.hkdfSalt,
-                                         info: info, outputByteCount: 32)
-        keyed = KeyedMAC(mac: HMAC<SHA256>(key: key))
+        let key = HKDFSHA256.deriveKey(inputKeyMaterial: apiKey, salt: FrameFormat.hkdfSalt, info: info, outputByteCount: 32)
+        keyed = HMACSHA256(key: key)
     }
 
     /// The message id, a synthetic nonce: HMAC(K_e, 0x45 0x01 || body), first 4 bytes. It depends on the
     /// whole plaintext, so it repeats under one key only for the same body (whose ciphertext is then the
     /// same bytes) or by a 32-bit collision; the receiver recomputes it to authenticate the whole body.
-    func messageID(body: UnsafeRawBufferPointer) -> UInt32 {
-        var mac = keyed.mac
-        mac.update(data: FrameFormat.idDomain)
-        mac.update(data: body)
-        return UInt32(truncatingIfNeeded: Self.prefix(mac.finalize(), bytes: FrameFormat.idBytes))
+    package func messageID(body: UnsafeRawBufferPointer) -> UInt32 {
+        var mac = keyed
+        mac.update(FrameFormat.idDomain)
+        mac.update(body)
+        return UInt32(truncatingIfNeeded: mac.finalize().prefix(FrameFormat.idBytes))
     }
 
     /// XORs `bytes`, which sit at `offset` in the body of message `id`, with the keystream
     /// HMAC(K_e, 0x45 0x02 || id || u16be(j)) for j = 0, 1, … (32 bytes each): encrypts and decrypts.
-    func applyKeystream(_ bytes: UnsafeMutableBufferPointer<UInt8>, id: UInt32, offset: Int) {
+    package func applyKeystream(_ bytes: UnsafeMutableBufferPointer<UInt8>, id: UInt32, offset: Int) {
         guard !bytes.isEmpty else { return }
         var block = offset / 32
         var done = 0
         while done < bytes.count {
-            var mac = keyed.mac
-            mac.update(data: FrameFormat.keystreamDomain)
-            withUnsafeBytes(of: id.bigEndian) { mac.update(data: $0) }
-            withUnsafeBytes(of: UInt16(truncatingIfNeeded: block).bigEndian) { mac.update(data: $0) }
+            var mac = keyed
+            mac.update(FrameFormat.keystreamDomain)
+            withUnsafeBytes(of: id.bigEndian) { mac.update($0) }
+            withUnsafeBytes(of: UInt16(truncatingIfNeeded: block).bigEndian) { mac.update($0) }
             let stream = mac.finalize()
             stream.withUnsafeBytes { stream in
                 var k = (offset + done) - block * 32
@@ -63,32 +55,25 @@ struct EpochKey: Sendable {
 
     /// The tag of one chunk: HMAC(K_e, 0x45 0x03 || sequence || id || ciphertext), first 2 bytes. Checked
     /// before a chunk is stored, so bytes from someone without the key never take a partial-message slot.
-    func chunkTag(sequence: UInt8, id: UInt32, ciphertext: UnsafeRawBufferPointer) -> UInt16 {
-        var mac = keyed.mac
-        mac.update(data: FrameFormat.chunkTagDomain)
-        withUnsafeBytes(of: sequence) { mac.update(data: $0) }
-        withUnsafeBytes(of: id.bigEndian) { mac.update(data: $0) }
-        mac.update(data: ciphertext)
-        return UInt16(truncatingIfNeeded: Self.prefix(mac.finalize(), bytes: FrameFormat.chunkTagBytes))
+    package func chunkTag(sequence: UInt8, id: UInt32, ciphertext: UnsafeRawBufferPointer) -> UInt16 {
+        var mac = keyed
+        mac.update(FrameFormat.chunkTagDomain)
+        withUnsafeBytes(of: sequence) { mac.update($0) }
+        withUnsafeBytes(of: id.bigEndian) { mac.update($0) }
+        mac.update(ciphertext)
+        return UInt16(truncatingIfNeeded: mac.finalize().prefix(FrameFormat.chunkTagBytes))
     }
 
     /// HMAC-SHA256(K_e, 0x53 || nsLen || ns || typeLen || type) truncated to 64 bits.
-    func subscriberBeacon(namespace: String, type: String) -> SubscriberBeaconID {
-        var input: [UInt8] = [FrameFormat.subscriberBeaconKind, UInt8(truncatingIfNeeded: namespace.utf8.count)]
-        input.append(contentsOf: namespace.utf8)
-        input.append(UInt8(truncatingIfNeeded: type.utf8.count))
-        input.append(contentsOf: type.utf8)
-        var mac = keyed.mac
-        mac.update(data: input)
-        return SubscriberBeaconID(rawValue: Self.prefix(mac.finalize(), bytes: FrameFormat.subscriberBeaconIDBytes))
-    }
-
-    private static func prefix(_ mac: HashedAuthenticationCode<SHA256>, bytes: Int) -> UInt64 {
-        mac.withUnsafeBytes { raw in
-            var value: UInt64 = 0
-            for i in 0..<bytes { value = value << 8 | UInt64(raw[i]) }
-            return value
-        }
+    package func subscriberBeacon(namespace: String, type: String) -> SubscriberBeaconID {
+        var mac = keyed
+        // Fed piece by piece from the strings' own UTF-8: no input array to allocate.
+        withUnsafeBytes(of: (FrameFormat.subscriberBeaconKind, UInt8(truncatingIfNeeded: namespace.utf8.count))) { mac.update($0) }
+        var namespace = namespace, type = type
+        namespace.withUTF8 { mac.update(UnsafeRawBufferPointer($0)) }
+        withUnsafeBytes(of: UInt8(truncatingIfNeeded: type.utf8.count)) { mac.update($0) }
+        type.withUTF8 { mac.update(UnsafeRawBufferPointer($0)) }
+        return SubscriberBeaconID(rawValue: mac.finalize().prefix(FrameFormat.subscriberBeaconIDBytes))
     }
 }
 

@@ -1,4 +1,3 @@
-import Crypto
 import FoundationEssentials
 
 /// Encodes messages and subscriber beacons into frames (`docs/protocol.md`). Pure: no I/O, no clock
