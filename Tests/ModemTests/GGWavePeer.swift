@@ -3,8 +3,13 @@ import Foundation
 
 /// PyPI ggwave driven through tools/modem/ggwave_peer.py: the reference our modem must match.
 enum GGWavePeer {
-    static let repoRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// `NEARBY_REPO` (set by scripts/test), else this file's path: a bundle built elsewhere (the arm64
+    /// tests, cross-built in a root where the repository is /src) still finds the scripts.
+    static let repoRoot: URL = {
+        if let path = ProcessInfo.processInfo.environment["NEARBY_REPO"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        return URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }()
 
     /// `NEARBY_VENV_PYTHON` (set by scripts/test), else the repository's own `.venv` made by scripts/setup.
     static var python: String {
