@@ -3,9 +3,14 @@ import Config
 
 /// Configs for tests: loaded from text against the repository's boards, with every problem listed.
 public enum ConfigFixture {
-    /// The repository, found from this file (Sources/TestSupport/ConfigFixture.swift).
-    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
+    /// The repository: `NEARBY_REPO` (set by scripts/test), else found from this file
+    /// (Sources/TestSupport/ConfigFixture.swift); a bundle cross-built where the repository is /src
+    /// (the arm64 tests) runs here.
+    public static let repository: String = {
+        if let path = ProcessInfo.processInfo.environment["NEARBY_REPO"], !path.isEmpty { return path }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+    }()
     public static let boards = BoardCatalog(directories: ["\(repository)/boards"])
 
     public static func load(_ text: String) throws(ConfigError) -> (GatewayConfig, Board) {
