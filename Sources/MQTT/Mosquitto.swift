@@ -25,6 +25,10 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch kind {
         case .library(let code, let text): "MQTT broker \(broker): \(call) failed: \(text) (MOSQ_ERR \(code))"
+        case .errno(let code) where code.rawValue == EPROTO && broker.hasPrefix("mqtts://"):
+            // libmosquitto 2.0.21 (Debian 13, a Pi's) reports a failed TLS handshake (a CA that did not
+            // sign the broker, a name that does not match) as EPROTO; 2.0.11 (Debian 12) as MOSQ_ERR_TLS.
+            "MQTT broker \(broker): \(call) failed: \(code): the TLS handshake failed (is ca_file the CA that signed the broker's certificate, for this host name?)"
         case .errno(let code): "MQTT broker \(broker): \(call) failed: \(code)"
         case .refused(let code, let text): "MQTT broker \(broker) refused the connection: \(text) (CONNACK \(code))"
         case .setup(let text): "MQTT broker \(broker): \(text)"

@@ -11,9 +11,13 @@ extension EndToEnd {
     /// Pi without network), and says so when skipped.
     @Suite(.serialized)
     struct ClockSkew {
-        static let libfaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+        /// The gateway's own libfaketime: an arm64 gateway under qemu-user (scripts/arm64-test e2e)
+        /// preloads the arm64 root's, which the emulator's loader finds under QEMU_LD_PREFIX.
+        static let emulatorRoot = ProcessInfo.processInfo.environment["QEMU_LD_PREFIX"]
+        static let libfaketime = emulatorRoot == nil
+            ? "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1" : "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"
         static var runnable: Bool {
-            FileManager.default.fileExists(atPath: libfaketime) && KernelClock.read() != .synchronised
+            FileManager.default.fileExists(atPath: (emulatorRoot ?? "") + libfaketime) && KernelClock.read() != .synchronised
         }
 
         @Test("A gateway 3 days ahead (faketime) and one on the true clock find each other's messages within 3 minutes",

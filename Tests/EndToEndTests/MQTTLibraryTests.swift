@@ -53,11 +53,17 @@ extension EndToEnd {
         }
 
         /// A private mount namespace where libmosquitto.so.1 resolves to an empty file (/dev/null bound
-        /// over it), so dlopen fails as on a box without the package, for this process only.
+        /// over it), so dlopen fails as on a box without the package, for this process only. An arm64
+        /// gateway under qemu-user (scripts/arm64-test e2e) loads the arm64 root's library, not the host's.
         static func withoutLibmosquitto(_ command: String) -> [String] {
             let script = """
             set -e
-            library=$(readlink -f "$(ldconfig -p | awk '$1 == "libmosquitto.so.1" { print $NF; exit }')")
+            if [ -n "${QEMU_LD_PREFIX:-}" ]; then
+                library=$(readlink -f "$(find "$QEMU_LD_PREFIX/usr/lib" -name libmosquitto.so.1 -print -quit)")
+            else
+                library=$(readlink -f "$(ldconfig -p | awk '$1 == "libmosquitto.so.1" { print $NF; exit }')")
+            fi
+            [ -f "$library" ] || { echo "no libmosquitto.so.1 to hide" >&2; exit 3; }
             mount --bind /dev/null "$library"
             exec "$NEARBY_BIN" \(command)
             """

@@ -20,6 +20,15 @@ import SystemCall
         #expect(error.description == "MQTT broker unix://\(path): mosquitto_connect_async failed: No such file or directory (errno 2)")
     }
 
+    /// Debian 13's libmosquitto (2.0.21) reports a failed TLS handshake as EPROTO, not MOSQ_ERR_TLS
+    /// (found by the end-to-end tests against the arm64 package): the message must still say TLS.
+    @Test func aProtocolErrorOnATLSBrokerNamesTheHandshake() {
+        let tls = MQTTError(broker: "mqtts://127.0.0.1:8883", call: "mosquitto_loop_read", kind: .errno(Errno(rawValue: EPROTO)))
+        #expect(tls.description == "MQTT broker mqtts://127.0.0.1:8883: mosquitto_loop_read failed: Protocol error (errno 71): the TLS handshake failed (is ca_file the CA that signed the broker's certificate, for this host name?)")
+        let plain = MQTTError(broker: "mqtt://127.0.0.1:1883", call: "mosquitto_loop_read", kind: .errno(Errno(rawValue: EPROTO)))
+        #expect(!plain.description.contains("TLS"))
+    }
+
     @Test func aRefusalSaysWhatTheBrokerSaid() {
         let error = MQTTError(broker: "mqtt://b", call: "CONNECT", kind: .refused(code: 5, text: "Connection Refused: not authorised."))
         #expect(error.isRefusal)

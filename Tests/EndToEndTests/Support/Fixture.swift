@@ -8,7 +8,9 @@ import Testing
 extension GatewayProcess {
     /// Waits until the gateway is ready (see above), or throws with its log.
     func waitUntilReady(timeout: Duration = .seconds(15)) async throws {
-        try await waitForLog("running", timeout: timeout)
+        // The gateway's own line, not any "running": a gateway that printed its usage and exited
+        // ("Watch a running gateway…") is not ready.
+        try await waitForLog("] running board=", timeout: timeout)
     }
 
     /// Waits for the process to exit by itself (signal 0 only checks it exists); its exit status.
