@@ -14,6 +14,8 @@ final class BrokerInbox: Sendable {
     enum Item: Sendable {
         case event(BrokerEvent)
         case reply(ClientID, SocketReply)
+        /// Another part asks for the retained events (`RetainedEventSource`), answered in order.
+        case retained(topics: Set<String>?, answer: @Sendable ([BrokerEvent]?) -> Void)
     }
 
     private struct State {
@@ -22,6 +24,8 @@ final class BrokerInbox: Sendable {
         var wakePending = false
         var eventsWake = true
         var shutdown = false
+        /// The loop has ended (or never ran): nothing posted from now on is handled.
+        var closed = false
         var statistics = SocketBrokerStatistics()
         /// Liveness probes waiting for the loop's next turn (`probe`), by id.
         var probes: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -48,7 +52,8 @@ final class BrokerInbox: Sendable {
     static let capacity = 200_000
 
     func post(_ item: Item) {
-        let wake = state.withLock { state -> Bool in
+        let wake = state.withLock { state -> Bool? in
+            if state.closed { return nil }
             if case .event(let event) = item {
                 state.statistics.eventsPublished += 1
                 if state.items.count >= Self.capacity, event.retain == .none {
@@ -61,7 +66,23 @@ final class BrokerInbox: Sendable {
             defer { state.wakePending = true }
             return !state.wakePending
         }
+        guard let wake else { return Self.refuse([item]) }
         if wake { signal() }
+    }
+
+    /// The loop has ended, or will never run: what is still waiting is not handled, and a request
+    /// for the retained events is answered with nil rather than left waiting for ever.
+    func close() {
+        let left = state.withLock { state in
+            state.closed = true
+            defer { state.items = [] }
+            return state.items
+        }
+        Self.refuse(left)
+    }
+
+    private static func refuse(_ items: [Item]) {
+        for case .retained(_, let answer) in items { answer(nil) }
     }
 
     /// The loop says whether posting an event should wake it. Turning it back on with items

@@ -87,6 +87,7 @@ final class BrokerLoop {
             publishCounters()
         }
         publishCounters()
+        inbox.close()
         closeAll()
     }
 
@@ -146,6 +147,8 @@ final class BrokerLoop {
             send(ReplyLine.encode(reply), to: client)
             processInput(client)
             finishIfDone(client)
+        case .retained(let topics, let answer):
+            answer(retained.matching { topics?.contains($0) ?? true })
         }
     }
 

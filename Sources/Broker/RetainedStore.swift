@@ -143,9 +143,14 @@ struct RetainedStore {
     }
 
     func matching(_ filter: TopicFilter) -> [BrokerEvent] {
+        matching { filter.matches($0) }
+    }
+
+    /// The events whose topic `includes` says, in the order first set.
+    func matching(_ includes: (String) -> Bool) -> [BrokerEvent] {
         entries.compactMap { kept in
             let event = kept.event
-            return filter.matches(event.topic) ? (kept.sequence, BrokerEvent(topic: event.topic, json: event.json)) : nil
+            return includes(event.topic) ? (kept.sequence, BrokerEvent(topic: event.topic, json: event.json)) : nil
         }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }

@@ -7,7 +7,7 @@ import Synchronization
 /// The UNIX socket broker (docs/socket-protocol.md): one dedicated thread runs a poll(2) loop over
 /// every client, answers SUB, UNSUB and PING itself and hands PUB, UNPUB, SET and GET to the
 /// `BrokerHandler`. `publish` may be called from any thread or actor and never blocks on a client.
-public final class SocketBroker: Sendable {
+public final class SocketBroker: RetainedEventSource {
     public let configuration: SocketBrokerConfiguration
     private let logger: Logger
     private let inbox: BrokerInbox
@@ -54,6 +54,12 @@ public final class SocketBroker: Sendable {
 
     public var statistics: SocketBrokerStatistics { inbox.statistics }
 
+    /// The retained events, read by the loop thread that owns them, in the inbox's order (after
+    /// every event published before): the MQTT bridge's replay after a reconnect.
+    public func retainedEvents(topics: Set<String>?, answer: @escaping @Sendable ([BrokerEvent]?) -> Void) {
+        inbox.post(.retained(topics: topics, answer: answer))
+    }
+
     /// Returns once the loop thread has gone round its loop after this call: what the watchdog asks
     /// before telling systemd the gateway is alive. Never returns while the loop is stuck or gone
     /// (until the caller is cancelled).
@@ -80,10 +86,13 @@ public final class SocketBroker: Sendable {
             case .running(let thread): return thread
             case .bound(let listening):
                 // Bound but never served (a later part failed to start): no loop to end, just the socket.
+                inbox.close()
                 close(listening.fd)
                 SocketListener.remove(listening, path: configuration.path)
                 return nil
-            case .idle, .stopped: return nil
+            case .idle, .stopped:
+                inbox.close()
+                return nil
             }
         }
         guard let thread else { return }

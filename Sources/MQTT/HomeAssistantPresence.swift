@@ -1,7 +1,7 @@
 import NearbyProtocol
 
 /// What Home Assistant's subscription states need of the found set (docs/footprint-found.md): per
-/// found entry (by the manager's retain key) the subscriptions it matches and its latest smoothed
+/// found entry (by the hash of the manager's retain key) the subscriptions it matches and its latest smoothed
 /// RSSI and distance; per subscription how many entries match and the nearest one's RSSI and distance,
 /// kept as entries come and go. An event costs a look at its own entry's subscriptions; the whole set
 /// is walked for a subscription only when the entry holding its nearest value went or moved away.
@@ -14,7 +14,9 @@ struct HomeAssistantPresence {
         var distance: Double
     }
 
-    private var entries: [String: Entry] = [:]
+    /// By the key's 64-bit hash, not the key (a ~70-byte string, 112 B of heap each): two keys with
+    /// one hash, a chance of about 10^-12 with a few thousand entries, would count as one entry.
+    private var entries: [Int: Entry] = [:]
     /// Distinct lists of subscription indices, and each one's place in `groups`.
     private var groups: [[Int]] = []
     private var groupIDs: [[Int]: Int32] = [:]
@@ -36,12 +38,11 @@ struct HomeAssistantPresence {
 
     var count: Int { entries.count }
 
-    func contains(_ key: String) -> Bool { entries[key] != nil }
+    func contains(_ key: String) -> Bool { entries[key.hashValue] != nil }
 
-    /// Heap bytes of the per-entry state (`HeapBytes`): the table and its keys.
+    /// Heap bytes of the per-entry state (`HeapBytes`): the table.
     var allocatedBytes: Int {
-        HeapBytes.table(capacity: entries.capacity, keyStride: MemoryLayout<String>.stride, valueStride: MemoryLayout<Entry>.stride)
-            + entries.keys.reduce(0) { $0 + HeapBytes.string($1) }
+        HeapBytes.table(capacity: entries.capacity, keyStride: MemoryLayout<Int>.stride, valueStride: MemoryLayout<Entry>.stride)
     }
 
     /// A new entry matching the subscriptions `indices`.
@@ -55,7 +56,7 @@ struct HomeAssistantPresence {
             groupIDs[indices] = group
         }
         let entry = Entry(group: group, rssi: rssi ?? .nan, distance: distance ?? .nan)
-        entries[key] = entry
+        entries[key.hashValue] = entry
         for index in indices {
             matching[index] += 1
             widen(index, with: entry)
@@ -64,9 +65,9 @@ struct HomeAssistantPresence {
 
     /// The entry's new signal; false when there is no such entry.
     mutating func update(_ key: String, rssi: Double?, distance: Double?) -> Bool {
-        guard let old = entries[key] else { return false }
+        guard let old = entries[key.hashValue] else { return false }
         let new = Entry(group: old.group, rssi: rssi ?? .nan, distance: distance ?? .nan)
-        entries[key] = new
+        entries[key.hashValue] = new
         for index in groups[Int(old.group)] {
             narrow(index, losing: old, keeping: new)
             widen(index, with: new)
@@ -75,7 +76,7 @@ struct HomeAssistantPresence {
     }
 
     mutating func remove(_ key: String) {
-        guard let old = entries.removeValue(forKey: key) else { return }
+        guard let old = entries.removeValue(forKey: key.hashValue) else { return }
         for index in groups[Int(old.group)] {
             matching[index] -= 1
             if matching[index] == 0 {

@@ -46,6 +46,8 @@ public final class MQTTBridge: EventSink, Sendable {
     private let password: String?
     private let logger: Logger
     private let discovery: [MQTTMessage]
+    /// The socket broker, which keeps the manager's retained events; nil: the outbox copies them.
+    private let retainedSource: (any RetainedEventSource)?
     private let wakePipe: WakePipe
     private struct Shared {
         var outbox: MQTTOutbox
@@ -66,15 +68,19 @@ public final class MQTTBridge: EventSink, Sendable {
     /// `password` is the configured one or the password file's content (read by the caller).
     /// `subscriptions` and `model` (the board) describe the gateway to Home Assistant. Public for
     /// `nearby-gateway-bench mqtt-bridge`, which drives this same bridge (tools/bench/mqtt.py).
-    public init(settings: MQTTSettings, password: String?, subscriptions: [SubscriptionConfig], model: String, logger: Logger) throws(MQTTError) {
+    /// `retainedSource` (the socket broker) also receives every event published here, first: the
+    /// bridge replays the found set from it after a reconnect instead of keeping a copy.
+    public init(settings: MQTTSettings, password: String?, subscriptions: [SubscriptionConfig], model: String, logger: Logger,
+                retainedSource: (any RetainedEventSource)? = nil) throws(MQTTError) {
         // Loaded here, at start-up: a system without libmosquitto refuses `run` at once, naming it.
         _ = try MosquittoLibrary.load(broker: settings.url)
         self.settings = settings
         self.password = password
         self.logger = logger
+        self.retainedSource = retainedSource
         var homeAssistant = settings.discovery ? HomeAssistant(settings: settings, subscriptions: subscriptions, model: model) : nil
-        var outbox = MQTTOutbox(prefix: settings.prefix, limit: settings.queue)
-        for state in homeAssistant?.initialStates() ?? [] { outbox.add(state) }
+        var outbox = MQTTOutbox(prefix: settings.prefix, limit: settings.queue, retainedElsewhere: retainedSource != nil)
+        for state in homeAssistant?.initialStates() ?? [] { outbox.addOwn(state) }
         self.discovery = homeAssistant?.configs ?? []
         do throws(Errno) {
             wakePipe = try WakePipe()
@@ -89,7 +95,7 @@ public final class MQTTBridge: EventSink, Sendable {
     public func publish(_ event: BrokerEvent) {
         let wakeNow = shared.withLock { shared -> Bool in
             shared.outbox.add(event)
-            for state in shared.homeAssistant?.apply(event) ?? [] { shared.outbox.add(state) }
+            for state in shared.homeAssistant?.apply(event) ?? [] { shared.outbox.addOwn(state) }
             if shared.fleet != nil {
                 for message in shared.fleet!.apply(event, now: .now, date: Date()) { shared.outbox.enqueue(message) }
             }
@@ -162,9 +168,20 @@ public final class MQTTBridge: EventSink, Sendable {
     var isShuttingDown: Bool { shared.withLock { $0.shutdown } }
 
     func takeQueued() -> [MQTTMessage] {
-        let (queued, shrunk) = shared.withLock { ($0.outbox.takeAll(), $0.outbox.takeShrunk()) }
+        var (queued, shrunk) = shared.withLock { ($0.outbox.takeAll(), $0.outbox.takeShrunk()) }
         // On the bridge's thread (never the pool): the retained copies of an expired flood were freed.
         if shrunk { SystemCall.releaseFreeHeap() }
+        // A found topic that another message still holds after a lost: that one's event, from the
+        // broker now (at least as new as the lost; anything newer follows in the next flush).
+        let topics = Set(queued.compactMap(\.latestOf))
+        if !topics.isEmpty {
+            var latest: [String: String] = [:]
+            for event in askSource(topics: topics) ?? [] { latest[event.topic] = event.json }
+            for index in queued.indices where queued[index].latestOf != nil {
+                queued[index].payload = latest[queued[index].latestOf!] ?? ""
+                queued[index].latestOf = nil
+            }
+        }
         return queued
     }
 
@@ -177,7 +194,38 @@ public final class MQTTBridge: EventSink, Sendable {
     func fleetReceived(topic: String, payload: [UInt8]) -> String? {
         shared.withLock { $0.fleet?.received(topic: topic, payload: payload, now: .now, date: Date()) }
     }
-    func retainedState() -> [MQTTMessage] { shared.withLock { $0.outbox.retainedState } }
+    /// The whole retained state: the source's (asked first, so it is at least as new as anything
+    /// taken from the queue before this call) and the bridge's own.
+    func retainedState() -> [MQTTMessage] {
+        let kept = retainedSource == nil ? [] : askSource(topics: nil)
+        return shared.withLock { $0.outbox.retainedState(with: kept) }
+    }
+
+    /// Asks the source on the bridge's thread and waits for its answer on the wake pipe (a wait of
+    /// one turn of the broker's loop); nil at shutdown or when the source has stopped. Events that
+    /// came meanwhile stay queued: the pipe is woken again, so the loop flushes them at once.
+    private func askSource(topics: Set<String>?) -> [BrokerEvent]? {
+        guard let retainedSource else { return nil }
+        let answer = Answer()
+        retainedSource.retainedEvents(topics: topics) { [self] events in
+            answer.events.withLock { $0 = .some(events) }
+            wake()
+        }
+        defer { wake() }
+        while true {
+            if let answered = answer.events.withLock({ $0 }) { return answered }
+            if isShuttingDown { return nil }
+            var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+            // The timeout only bounds a wait whose wake-up was lost (EINTR is retried; ENOMEM loops).
+            _ = try? SystemCall.retrying { poll(&fds, 1, 1000) }
+            wakePipe.drain()
+        }
+    }
+
+    private final class Answer: Sendable {
+        /// .none until answered; then the source's answer (nil: it has stopped).
+        let events = Mutex<[BrokerEvent]??>(nil)
+    }
     func update(_ body: (inout MQTTBridgeStatistics) -> Void) { shared.withLock { body(&$0.statistics) } }
     func report(_ change: Change) { changesContinuation.yield(change) }
 

@@ -4,14 +4,23 @@ struct MQTTMessage: Sendable, Equatable {
     var topic: String
     var payload: String
     var retain: Bool
+    /// Set on a retained message whose payload is read when it is sent: the latest retained event
+    /// on this socket topic in the `RetainedEventSource` (empty when none is left).
+    var latestOf: String? = nil
 }
 
 /// What the bridge sends for the socket's events, decided without I/O (unit-tested): each event goes
 /// to `<prefix>/<topic>` with the same JSON; retained events are kept per the manager's key to be
 /// sent again after a reconnect; a bounded queue holds what the broker has not taken yet.
+///
+/// `retainedElsewhere`: the manager's retained events (`add`) are kept by the socket broker, which
+/// the bridge asks at a reconnect (`RetainedEventSource`), so they are not copied here; only the
+/// bridge's own (`addOwn`: Home Assistant's states) are. What a clear needs is kept instead: which
+/// keys are set and how many keys each topic has (`KeysElsewhere`), a few dozen bytes per entry.
 struct MQTTOutbox {
     let prefix: String
     let limit: Int
+    let retainedElsewhere: Bool
     private var queue: [MQTTMessage] = []
     private var head = 0
     /// Messages dropped (oldest first) because the queue was full.
@@ -23,9 +32,12 @@ struct MQTTOutbox {
     /// Whether the retained copies' table was rebuilt smaller since `takeShrunk` last asked.
     private var shrunk = false
 
-    init(prefix: String, limit: Int) {
+    private var elsewhere = KeysElsewhere()
+
+    init(prefix: String, limit: Int, retainedElsewhere: Bool = false) {
         self.prefix = prefix
         self.limit = limit
+        self.retainedElsewhere = retainedElsewhere
     }
 
     var queued: Int { queue.count - head }
@@ -39,6 +51,7 @@ struct MQTTOutbox {
 
     /// A dictionary keeps its capacity when emptied: rebuilt once a quarter of it is used.
     private mutating func shrinkIfSparse() {
+        if elsewhere.shrinkIfSparse() { shrunk = true }
         guard retained.capacity > 4 * max(retained.count, 64) else { return }
         var smaller = [String: Retained](minimumCapacity: retained.count)
         for (key, kept) in retained { smaller[key] = kept }
@@ -67,13 +80,22 @@ struct MQTTOutbox {
         }
     }
 
-    /// Heap bytes the retained copies take (`HeapBytes`): the table, each key and its encoded event.
+    /// Heap bytes the retained copies take (`HeapBytes`): the table, each key and its encoded event,
+    /// and what is kept of the events retained elsewhere.
     var retainedBytes: Int {
         HeapBytes.table(capacity: retained.capacity, keyStride: MemoryLayout<String>.stride, valueStride: MemoryLayout<Retained>.stride)
             + retained.reduce(0) { $0 + HeapBytes.string($1.key) + HeapBytes.array(capacity: $1.value.packed.capacity, of: UInt8.self) }
+            + elsewhere.allocatedBytes
     }
 
+    /// An event of the manager's (also published to the socket broker).
     mutating func add(_ event: BrokerEvent) {
+        let messages = retainedElsewhere ? messagesKeptElsewhere(for: event) : messages(for: event)
+        for message in messages { enqueue(message) }
+    }
+
+    /// An event of the bridge's own (Home Assistant's states): always kept here.
+    mutating func addOwn(_ event: BrokerEvent) {
         for message in messages(for: event) { enqueue(message) }
     }
 
@@ -83,7 +105,19 @@ struct MQTTOutbox {
         return Array(queue[head...])
     }
 
-    /// The retained state now: per topic, the latest event kept for it (in the order first set).
+    /// The retained state now, with the events the source keeps (`retainedElsewhere`; in the order
+    /// first set, nil when it could not answer) first, then the copies kept here: per topic, the latest.
+    func retainedState(with kept: [BrokerEvent]?) -> [MQTTMessage] {
+        var latest: [String: Int] = [:]
+        var state: [MQTTMessage] = []
+        for event in kept ?? [] {
+            let message = MQTTMessage(topic: topic(event.topic), payload: event.json, retain: true)
+            if let at = latest[event.topic] { state[at] = message } else { latest[event.topic] = state.count; state.append(message) }
+        }
+        return state + retainedState
+    }
+
+    /// The retained copies kept here: per topic, the latest event kept for it (in the order first set).
     var retainedState: [MQTTMessage] {
         var latest: [String: (last: UInt64, json: String, first: UInt64)] = [:]
         for kept in retained.values {
@@ -118,6 +152,32 @@ struct MQTTOutbox {
     }
 
     private func topic(_ socketTopic: String) -> String { "\(prefix)/\(socketTopic)" }
+
+    /// The manager's rule: `lost/…` clears `found/…`; any other clear (`$SYS/error/…`) its own topic.
+    static func topicCleared(by eventTopic: String) -> String {
+        eventTopic.hasPrefix("lost/") ? "found/" + eventTopic.dropFirst("lost/".count) : eventTopic
+    }
+
+    /// `messages(for:)` without a copy: the socket broker has the events, this outbox only the keys.
+    private mutating func messagesKeptElsewhere(for event: BrokerEvent) -> [MQTTMessage] {
+        switch event.retain {
+        case .none:
+            return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: false)]
+        case .set(let key):
+            elsewhere.set(key: key, topic: event.topic)
+            return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: true)]
+        case .clear(let key):
+            let cleared = Self.topicCleared(by: event.topic)
+            guard let others = elsewhere.clear(key: key, topic: cleared) else {
+                return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: event.topic.hasPrefix("$SYS/"))]
+            }
+            shrinkIfSparse()
+            if cleared == event.topic { return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: true)] }
+            // Another key still has this topic: its event is read from the source when sent.
+            return [MQTTMessage(topic: topic(event.topic), payload: event.json, retain: false),
+                    MQTTMessage(topic: topic(cleared), payload: "", retain: true, latestOf: others ? cleared : nil)]
+        }
+    }
 
     private mutating func messages(for event: BrokerEvent) -> [MQTTMessage] {
         switch event.retain {

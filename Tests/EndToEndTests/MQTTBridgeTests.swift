@@ -179,14 +179,24 @@ extension EndToEnd {
             try await mosquitto.stop(signal: SIGKILL)
         }
 
-        @Test("Broker killed and restarted: $SYS/error/mqtt set then cleared, the found set retained again, nothing crashed")
+        @Test("Broker killed and restarted: $SYS/error/mqtt set then cleared, the found set retained again (read from the socket broker: what was lost meanwhile is not), nothing crashed")
         func brokerRestart() async throws {
             let folder = try TemporaryFolder("mqtt-kill")
             let broker = try MosquittoBroker(folder: folder)
             var mosquitto = try await broker.start()
             let sub = try await broker.subscribe(["rs/found/#"])
             let pair = try await Self.startPair(folder: folder, broker: broker, prefix: "rs")
-            try await sub.waitForMessage("1 rs/found/den/door ", timeout: .seconds(30))
+            // Two more: one on den/door's own topic (the topic shows the latest), one on a topic of its own.
+            var extra: [String] = []
+            for (type, content) in [("door", "ajar"), ("window", "shut")] {
+                let reply = try await pair.publisher.request("PUB den/\(type) \(Data(content.utf8).base64EncodedString()) mediums=ble mode=broadcast")
+                #expect(reply.hasPrefix("OK "), "PUB answered \(reply)")
+                extra.append(String(reply.dropFirst(3)))
+            }
+            try await sub.waitForMessage("1 rs/found/den/window ", timeout: .seconds(30))
+            try await pair.watch.waitForLine(timeout: .seconds(30), what: "both messages on found/den/door") { _ in
+                pair.watch.received.filter { $0.hasPrefix("found/den/door ") }.count == 2
+            }
             try await sub.stop(signal: SIGKILL)
 
             try await mosquitto.stop(signal: SIGKILL)
@@ -195,6 +205,12 @@ extension EndToEnd {
             }
             #expect((down.eventJSON["message"] as? String)?.contains("unix://\(broker.socketPath)") == true, "\(down)")
             #expect(try await pair.watch.request("PING") == "PONG")
+            // While the broker is down, B loses "ajar" (den/door falls back to "open") and the window.
+            let beforeLost = pair.watch.received.count
+            for publication in extra { #expect(try await pair.publisher.request("UNPUB \(publication)") == "OK") }
+            for topic in ["lost/den/door ", "lost/den/window "] {
+                try await pair.watch.waitForLine(startingWith: topic, after: beforeLost, timeout: .seconds(30))
+            }
 
             // No persistence: the new broker knows nothing until the gateway republishes.
             let after = pair.watch.received.count
@@ -202,8 +218,16 @@ extension EndToEnd {
             try await pair.watch.waitForLine(after: after, timeout: .seconds(20), what: "mqtt error cleared") {
                 $0.hasPrefix("$SYS/error/mqtt ") && $0.eventJSON["set"] as? Bool == false
             }
-            let late = try await broker.subscribe(["rs/found/#"])
+            let late = try await broker.subscribe(["rs/found/#", "rs/$SYS/debug"])
             try await late.waitForMessage("1 rs/found/den/door ")
+            // A barrier: what the bridge sends after its reconnect's replay. Whatever it sent before has
+            // reached the broker by then (one connection, in order).
+            #expect(try await pair.watch.request("SET debug on") == "OK")
+            try await late.waitForMessage("1 rs/$SYS/debug ")
+            let door = late.messages.last { $0.hasPrefix("1 rs/found/den/door ") } ?? ""
+            #expect((Self.json(door)["content"] as? String) == Data("open".utf8).base64EncodedString(), "\(late.messages)")
+            #expect(!late.messages.contains { $0.hasPrefix("1 rs/found/den/window ") && !Self.payload($0).isEmpty },
+                    "the window, lost while the broker was down, came back as found: \(late.messages)")
             let stats = try await Self.stats(pair.watch)
             #expect(stats["connected"] as? Bool == true)
             #expect((stats["connect_attempts"] as? Int ?? 0) >= 2)

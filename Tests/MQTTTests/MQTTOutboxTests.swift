@@ -105,3 +105,64 @@ import Testing
         #expect(outbox.retainedState.map(\.payload) == (4000..<4096).map { "{\"k\":\($0)}" })
     }
 }
+
+/// With `retainedElsewhere` (the gateway: the socket broker keeps the manager's retained events) the
+/// outbox keeps no copy of them, only which keys are set and how many share a topic.
+@Suite struct MQTTOutboxKeptElsewhereTests {
+    @Test("the manager's retained events are sent, not copied; the bridge's own states are copied")
+    func onlyOwnStatesAreCopied() {
+        var outbox = MQTTOutbox(prefix: "p", limit: 10, retainedElsewhere: true)
+        outbox.add(BrokerEvent(topic: "found/ns/t", json: "A", retain: .set("found/ns/t#a")))
+        outbox.add(BrokerEvent(topic: "$SYS/power", json: "1", retain: .set("$SYS/power")))
+        outbox.addOwn(BrokerEvent(topic: "ha/found", json: "1", retain: .set("ha/found")))
+        #expect(outbox.takeAll() == [MQTTMessage(topic: "p/found/ns/t", payload: "A", retain: true),
+                                     MQTTMessage(topic: "p/$SYS/power", payload: "1", retain: true),
+                                     MQTTMessage(topic: "p/ha/found", payload: "1", retain: true)])
+        #expect(outbox.retainedState == [MQTTMessage(topic: "p/ha/found", payload: "1", retain: true)])
+        // The source's events (in the order first set, several on one topic: the last wins) come first.
+        let kept = [BrokerEvent(topic: "found/ns/t", json: "A", retain: .set("found/ns/t#a")),
+                    BrokerEvent(topic: "$SYS/power", json: "1", retain: .set("$SYS/power")),
+                    BrokerEvent(topic: "found/ns/t", json: "B", retain: .set("found/ns/t#b"))]
+        #expect(outbox.retainedState(with: kept) == [MQTTMessage(topic: "p/found/ns/t", payload: "B", retain: true),
+                                                     MQTTMessage(topic: "p/$SYS/power", payload: "1", retain: true),
+                                                     MQTTMessage(topic: "p/ha/found", payload: "1", retain: true)])
+    }
+
+    @Test("a lost empties its found topic, or marks it to be read from the source while another key holds it")
+    func lostEmptiesOrFallsBack() {
+        var outbox = MQTTOutbox(prefix: "p", limit: 10, retainedElsewhere: true)
+        outbox.add(BrokerEvent(topic: "found/ns/t", json: "A", retain: .set("found/ns/t#a")))
+        outbox.add(BrokerEvent(topic: "found/ns/t", json: "B", retain: .set("found/ns/t#b")))
+        outbox.add(BrokerEvent(topic: "found/ns/t", json: "B", retain: .set("found/ns/t#b")))   // set again: still two keys
+        _ = outbox.takeAll()
+        outbox.add(BrokerEvent(topic: "lost/ns/t", json: "lostB", retain: .clear("found/ns/t#b")))
+        outbox.add(BrokerEvent(topic: "lost/ns/t", json: "lostA", retain: .clear("found/ns/t#a")))
+        outbox.add(BrokerEvent(topic: "lost/ns/t", json: "again", retain: .clear("found/ns/t#a")))   // not set: not retained
+        #expect(outbox.takeAll() == [MQTTMessage(topic: "p/lost/ns/t", payload: "lostB", retain: false),
+                                     MQTTMessage(topic: "p/found/ns/t", payload: "", retain: true, latestOf: "found/ns/t"),
+                                     MQTTMessage(topic: "p/lost/ns/t", payload: "lostA", retain: false),
+                                     MQTTMessage(topic: "p/found/ns/t", payload: "", retain: true),
+                                     MQTTMessage(topic: "p/lost/ns/t", payload: "again", retain: false)])
+        outbox.add(BrokerEvent(topic: "$SYS/error/mqtt", json: "{\"set\":true}", retain: .set("$SYS/error/mqtt")))
+        outbox.add(BrokerEvent(topic: "$SYS/error/mqtt", json: "{\"set\":false}", retain: .clear("$SYS/error/mqtt")))
+        #expect(outbox.takeAll().last == MQTTMessage(topic: "p/$SYS/error/mqtt", payload: "{\"set\":false}", retain: true))
+    }
+
+    @Test("after most keys are cleared, their tables are rebuilt smaller, once")
+    func theKeysShrinkAfterALargeExpiry() {
+        var outbox = MQTTOutbox(prefix: "p", limit: 100, retainedElsewhere: true)
+        for k in 0..<4096 { outbox.add(BrokerEvent(topic: "found/n/\(k)", json: "{}", retain: .set("found/n/\(k)#\(k)"))) }
+        let full = outbox.retainedBytes
+        let early = outbox.takeShrunk()
+        #expect(!early)
+        for k in 0..<4000 { outbox.add(BrokerEvent(topic: "lost/n/\(k)", json: "{}", retain: .clear("found/n/\(k)#\(k)"))) }
+        let (first, second) = (outbox.takeShrunk(), outbox.takeShrunk())
+        #expect(first && !second)
+        #expect(outbox.retainedBytes * 10 < full)
+        // The 96 left still empty their own topics.
+        _ = outbox.takeAll()
+        outbox.add(BrokerEvent(topic: "lost/n/4095", json: "{}", retain: .clear("found/n/4095#4095")))
+        let last = outbox.takeAll().last
+        #expect(last == MQTTMessage(topic: "p/found/n/4095", payload: "", retain: true))
+    }
+}

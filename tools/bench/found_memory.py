@@ -9,8 +9,8 @@ entries; then every entry is left to expire.
                                                                      first flood faults in once
 
 Everything the gateway keeps per entry is counted: the found set, its deadline heaps, the retained
-`found/...` events in the socket broker and, in the second measurement (`mqtt=True`), the MQTT
-bridge's copies and Home Assistant state, with `[mqtt]` (discovery on) bridging to a Mosquitto on a
+`found/...` events in the socket broker and, in the second measurement (`mqtt=True`), what the MQTT
+bridge keeps of them and Home Assistant state, with `[mqtt]` (discovery on) bridging to a Mosquitto on a
 unix socket (process.py's `idle_mosquitto`). No socket client subscribes, so no outgoing queue holds
 the flood's lines. Run inside `scripts/private-air`
 (process.py calls `measure`; by hand: `scripts/private-air python tools/bench/found_memory.py
@@ -131,7 +131,7 @@ def rows(d):
         out.append(row("process", f"memory per found entry at limits.found = {fm['limit']:,} (distinct iBeacons){label}",
                        fm["per_entry_bytes"], 1024, "target ≤ 1 KB", "B", "lower",
                        "(RSS with the set full − RSS before the flood) / entries; found set, retained events, indexes"
-                       + (", the MQTT bridge's copies and Home Assistant state" if fm.get("mqtt") else "")))
+                       + (", what the MQTT bridge keeps of them and Home Assistant state" if fm.get("mqtt") else "")))
         anon = fm.get("rss_anon_kb", {})
         if anon.get("full") is not None and anon.get("before") is not None:
             out.append(row("process", f"the same{label}, anonymous memory only (RssAnon)",
