@@ -18,8 +18,8 @@ import Logging
 public actor Radio {
     nonisolated let loop: RadioLoop
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
-    public nonisolated let events: AsyncStream<RadioEvent>
-    nonisolated let sink: AsyncStream<RadioEvent>.Continuation
+    public nonisolated let events: EventQueue<RadioEvent>
+    nonisolated let sink: EventQueue<RadioEvent>.Sink
     public nonisolated let device: String
     let configuration: RadioConfiguration
     let logger: Logger
@@ -62,7 +62,7 @@ public actor Radio {
         self.logger = logger
         self.openTransport = openTransport
         quietWatch = configuration.quietTimeout.map(QuietWatch.init(timeout:))
-        (events, sink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
+        (events, sink) = EventQueue.make(limit: Self.bufferedEvents)
         if let failure = loop.failure {
             logger.warning("no radio thread: the radio runs on the shared pool",
                            metadata: ["call": "\(failure.call)", "errno": "\(failure.errno.rawValue)"])

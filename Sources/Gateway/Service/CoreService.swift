@@ -23,8 +23,8 @@ struct CoreService: Service {
             if let radio = parts.radio {
                 group.addTask { await radio.run() }
                 group.addTask {
-                    // An AsyncStream hands out what it has buffered without looking at cancellation:
-                    // under a flood (4,096 buffered) the loop would keep shutdown waiting for seconds.
+                    // Cancelled, the radio's queue ends and drops what it holds; the check also stops
+                    // at once a loop that is handing a flood's sightings to the manager.
                     for await event in radio.events {
                         if Task.isCancelled { break }
                         await parts.manager.handle(event)

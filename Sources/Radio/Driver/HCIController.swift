@@ -16,8 +16,8 @@ actor HCIController {
     nonisolated let device: String
     /// False on a shared kernel socket: see `HCITransport.ownsController`.
     nonisolated let ownsController: Bool
-    nonisolated let events: AsyncStream<HCIEvent>
-    private let eventSink: AsyncStream<HCIEvent>.Continuation
+    nonisolated let events: EventQueue<HCIEvent>
+    private let eventSink: EventQueue<HCIEvent>.Sink
     private let transport: any HCITransport
     private let commandTimeout: Duration
     private let recorder: StatisticsRecorder
@@ -59,7 +59,7 @@ actor HCIController {
         self.ownsController = transport.ownsController
         self.commandTimeout = commandTimeout
         self.recorder = recorder
-        (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
+        (events, eventSink) = EventQueue.make(limit: Self.bufferedEvents)
     }
 
     deinit {

@@ -21,8 +21,8 @@ import Glibc
 final class FileDescriptorTransport: HCITransport, LoopWatch {
     let device: String
     let ownsController: Bool
-    let incoming: AsyncStream<TransportEvent>
-    private let continuation: AsyncStream<TransportEvent>.Continuation
+    let incoming: EventQueue<TransportEvent>
+    private let continuation: EventQueue<TransportEvent>.Sink
     private let state: Mutex<State>
     private let reader = Mutex(Reader())
     private let recorder: StatisticsRecorder
@@ -63,7 +63,7 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
         self.recorder = recorder
         self.loop = loop ?? RadioLoop(name: "hci-read")
         ownsLoop = loop == nil
-        (incoming, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.bufferedPackets))
+        (incoming, continuation) = EventQueue.make(limit: Self.bufferedPackets)
         state = Mutex(State(fd: fd))
         do throws(RadioLoop.StartFailure) {
             try self.loop.watch(self)

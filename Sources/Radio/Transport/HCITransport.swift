@@ -8,7 +8,7 @@ public protocol HCITransport: AnyObject, Sendable {
     /// state the kernel believes in.
     var ownsController: Bool { get }
     /// Packets from the controller. Ends with `.closed`: `nil` after `close()`, else the cause.
-    var incoming: AsyncStream<TransportEvent> { get }
+    var incoming: EventQueue<TransportEvent> { get }
     /// Sends one H4 packet (indicator byte first).
     func send(_ packet: [UInt8]) throws(RadioError)
     /// Stops reading (unblocking the reader) and releases the device. Idempotent.

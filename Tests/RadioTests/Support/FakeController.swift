@@ -16,8 +16,8 @@ final class FakeController: HCITransport {
 
     let device: String
     let ownsController: Bool
-    let incoming: AsyncStream<TransportEvent>
-    private let continuation: AsyncStream<TransportEvent>.Continuation
+    let incoming: EventQueue<TransportEvent>
+    private let continuation: EventQueue<TransportEvent>.Sink
     /// Every command as it is written, for tests to await in order.
     let sent: AsyncStream<HCICommand>
     private let sentSink: AsyncStream<HCICommand>.Continuation
@@ -35,7 +35,7 @@ final class FakeController: HCITransport {
     ) {
         self.device = device
         self.ownsController = ownsController
-        (incoming, continuation) = AsyncStream.makeStream()
+        (incoming, continuation) = EventQueue.make(limit: .max)
         (sent, sentSink) = AsyncStream.makeStream()
         state = Mutex(State(responder: responder))
     }

@@ -4,9 +4,9 @@ import TestSupport
 
 /// Waits for the first element of `stream` that `match` accepts, or fails after `timeout`: a deadline for
 /// an element that comes, generous because a loaded machine can hold the test pool for a minute.
-func first<Element: Sendable, T: Sendable>(
-    _ what: String, in stream: AsyncStream<Element>, within timeout: Duration = .seconds(60),
-    where match: @escaping @Sendable (Element) -> T?
+func first<Events: AsyncSequence<Events.Element, Never> & Sendable, T: Sendable>(
+    _ what: String, in stream: Events, within timeout: Duration = .seconds(60),
+    where match: @escaping @Sendable (Events.Element) -> T?
 ) async throws -> T {
     try await withDeadline(timeout, waitingFor: { what }) {
         for await element in stream {
