@@ -83,6 +83,39 @@ class Subscriber:
         return taken
 
 
+class CSubscriber:
+    """A second subscriber on `#`, in C (mosquitto_sub), stamping each message with CLOCK_REALTIME in
+    nanoseconds: on one emulated vCPU a Python subscriber may take longer to read a message than a
+    gateway takes to send it, and its stamps would then measure itself. The stamps are made monotonic
+    with the offset between the two clocks read here."""
+
+    def __init__(self, procs):
+        self.path = f"{WORK}/c-subscriber.txt"
+        self.offset = time.time_ns() - time.monotonic_ns()
+        self.process = subprocess.Popen(["mosquitto_sub", "-h", "127.0.0.1", "-t", "#", "-i", "bench-c-subscriber",
+                                         "-F", "%U %t %p"], stdout=open(self.path, "w"), stderr=subprocess.STDOUT)
+        procs.append(self.process)
+        self.read_at = 0
+
+    def take(self):
+        with open(self.path, "rb") as f:
+            f.seek(self.read_at)
+            data = f.read()
+        end = data.rfind(b"\n") + 1
+        self.read_at += end
+        out = []
+        for line in data[:end].decode("utf-8", "replace").splitlines():
+            stamp, _, rest = line.partition(" ")
+            topic, _, payload = rest.partition(" ")
+            seconds, _, nanos = stamp.partition(".")
+            try:
+                t = int(seconds) * 1_000_000_000 + int(nanos.ljust(9, "0")[:9]) - self.offset
+            except ValueError:
+                continue
+            out.append((t, topic, payload.encode()))
+        return out
+
+
 def seq_of(side, topic, payload):
     """The advert a message is about (its sequence number), or None for other messages."""
     if side == "ours":
@@ -197,11 +230,25 @@ def theengs_gateway(python, hci, procs):
     return [gw.pid, bluetoothd.pid]
 
 
-def measure(side, pids, subscriber, rates, seconds):
+def latencies_of(side, messages, stamps):
+    """Per advert, the first message about it: latency in ms; and the count of other messages."""
+    latencies, seen, other = [], set(), 0
+    for t, topic, payload in messages:
+        seq = seq_of(side, topic, payload)
+        if seq in stamps and seq not in seen:
+            seen.add(seq)
+            latencies.append((t - stamps[seq]) / 1e6)
+        elif seq is None:
+            other += 1
+    return latencies, seen, other
+
+
+def measure(side, pids, subscriber, c_subscriber, rates, seconds):
     results = []
     for rate in rates:
         out = f"{WORK}/sent-{side}-{rate}.json"
         subscriber.take()
+        c_subscriber.take()
         cpu0 = sum(cpu_seconds(p) for p in pids)
         t0 = time.monotonic()
         control(f"go {rate} {seconds} {out}")
@@ -220,18 +267,14 @@ def measure(side, pids, subscriber, rates, seconds):
         rss = sum(rss_mb(p) for p in pids)
         sent = json.load(open(out))
         stamps = {seq: t for seq, kind, t in sent["sent"] if kind in ("ibeacon", "eddystone")}
-        latencies, seen, other = [], set(), 0
-        for t, topic, payload in subscriber.take():
-            seq = seq_of(side, topic, payload)
-            if seq in stamps and seq not in seen:
-                seen.add(seq)
-                latencies.append((t - stamps[seq]) / 1e6)
-            elif seq is None:
-                other += 1
+        latencies, seen, other = latencies_of(side, subscriber.take(), stamps)
+        c_latencies, c_seen, _ = latencies_of(side, c_subscriber.take(), stamps)
         point = {"rate": rate, "sent": len(sent["sent"]), "send_seconds": sent["seconds"],
                  "reached": len(sent["sent"]) / sent["seconds"], "expected": len(stamps), "received": len(seen),
                  "lost": len(stamps) - len(seen), "other_messages": other, "window_s": wall,
-                 "cpu": cpu, "rss_mb": rss, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99)}
+                 "cpu": cpu, "rss_mb": rss, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99),
+                 "c_received": len(c_seen), "c_p50_ms": percentile(c_latencies, 50),
+                 "c_p99_ms": percentile(c_latencies, 99)}
         log(f"{side} {rate}/s: {json.dumps(point)}")
         results.append(point)
     return results
@@ -260,6 +303,8 @@ def main():
     try:
         wait_for("Mosquitto listening on 127.0.0.1:1883", broker_listening, 60)
         subscriber = Subscriber()
+        c_procs = []
+        c_subscriber = CSubscriber(c_procs)
         for side in args.sides.split(","):
             procs = []
             try:
@@ -280,7 +325,7 @@ def main():
                 wait_for("the warm-up's end", lambda: os.path.exists(f"{WORK}/warmup-{side}.json"), 300)
                 time.sleep(3)
                 log(f"{side}: warm; measuring")
-                result["sides"][side] = {"points": measure(side, pids, subscriber, rates, args.seconds)}
+                result["sides"][side] = {"points": measure(side, pids, subscriber, c_subscriber, rates, args.seconds)}
             except Exception as error:
                 result["sides"][side] = {"error": f"{type(error).__name__}: {error}"}
                 log(f"{side} failed: {error}")
@@ -297,6 +342,8 @@ def main():
                         p.kill()
                         p.wait()
     finally:
+        for p in c_procs if "c_procs" in locals() else []:
+            p.terminate()
         broker.terminate()
         broker.wait()
         # The logs of the air, the daemons and both gateways, for the host to read (/results is 9p).
