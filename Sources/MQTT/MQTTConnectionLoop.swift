@@ -29,6 +29,12 @@ final class MQTTConnectionLoop {
     private var connection: UInt64 = 0
     private var refusedSinceLog = 0
     private var nextRefusalLog: UInt64 = 0
+    /// Messages handed to libmosquitto since the heap was last trimmed.
+    private var sentSinceTrim = 0
+    /// A burst this large (a flood's found and lost events) leaves the memory of its messages and of
+    /// libmosquitto's packets free but still resident once written; it is handed back to the kernel
+    /// when the burst has gone out (docs/footprint-found.md, "The bridge's bursts").
+    static let burstToTrim = 1_024
 
     init(bridge: MQTTBridge, client: MosquittoClient) {
         self.bridge = bridge
@@ -45,6 +51,10 @@ final class MQTTConnectionLoop {
             if link != .down { service() }
             if link == .up { flushQueue() }
             if link == .up { send(bridge.fleetTick()) }
+            if sentSinceTrim >= Self.burstToTrim, link != .up || !client.wantsWrite {
+                SystemCall.releaseFreeHeap()
+                sentSinceTrim = 0
+            }
         }
         if link == .up {
             // The others stop counting our evidence at once, rather than after it expires.
@@ -156,6 +166,7 @@ final class MQTTConnectionLoop {
                 try client.publish(topic: message.topic, payload: message.payload, qos: settings.qos, retain: message.retain)
             }
             try client.loopWrite()
+            sentSinceTrim += messages.count
             bridge.update { $0.published += messages.count }
         } catch {
             failed(error)

@@ -41,6 +41,10 @@ struct MQTTOutbox {
     }
 
     var queued: Int { queue.count - head }
+    /// Slots the queue keeps after `takeAll`, so steady traffic does not allocate at every flush.
+    static let keptQueueCapacity = 256
+    /// Slots allocated now, for tests of what an emptied queue keeps.
+    var queueCapacity: Int { queue.capacity }
 
     /// True once after a large expiry rebuilt the retained table smaller: the owner may then hand
     /// free pages back to the kernel (on its own thread).
@@ -99,9 +103,10 @@ struct MQTTOutbox {
         for message in messages(for: event) { enqueue(message) }
     }
 
-    /// Everything queued, oldest first; the queue is empty afterwards.
+    /// Everything queued, oldest first; the queue is empty afterwards, and keeps the capacity of a
+    /// trickle, not of a flood's burst.
     mutating func takeAll() -> [MQTTMessage] {
-        defer { queue.removeAll(keepingCapacity: true); head = 0 }
+        defer { queue.removeAll(keepingCapacity: queue.capacity <= Self.keptQueueCapacity); head = 0 }
         return Array(queue[head...])
     }
 

@@ -65,6 +65,19 @@ import Testing
         #expect(outbox.takeAll().map(\.payload) == ["4997", "4998", "4999"])
     }
 
+    @Test("A flood's burst, taken, leaves the queue with a trickle's capacity, not the burst's")
+    func aTakenBurstGivesTheQueueBack() {
+        var outbox = MQTTOutbox(prefix: "p", limit: 10_000)
+        for index in 0..<4_096 { outbox.add(BrokerEvent(topic: "t/\(index)", json: "{}")) }
+        #expect(outbox.queueCapacity >= 4_096)
+        #expect(outbox.takeAll().count == 4_096)
+        #expect(outbox.queueCapacity <= MQTTOutbox.keptQueueCapacity, "\(outbox.queueCapacity) slots kept")
+        // A trickle keeps its slots from one flush to the next.
+        for index in 0..<10 { outbox.add(BrokerEvent(topic: "t/\(index)", json: "{}")) }
+        _ = outbox.takeAll()
+        #expect(outbox.queueCapacity >= 10)
+    }
+
     @Test("retained found events come back byte for byte after a reconnect, and a lost one falls back to its own topic's other message only")
     func retainedCopiesAreKeptCompactlyAndExactly() {
         var outbox = MQTTOutbox(prefix: "p", limit: 10_000)

@@ -161,7 +161,8 @@ def start_air(side, devices, procs):
                             "--index-file", f"{WORK}/air.index", "--devices", str(devices)],
                            stdout=open(f"{WORK}/air-{side}.log", "w"), stderr=subprocess.STDOUT)
     procs.append(air)
-    wait_for("the air's controller", lambda: os.path.exists(f"{WORK}/air.index"), 60)
+    # Python's start under TCG, from the host's root over 9p, took over 60 s on a loaded host.
+    wait_for("the air's controller", lambda: os.path.exists(f"{WORK}/air.index"), 300)
     hci = "hci" + open(f"{WORK}/air.index").read().strip()
     wait_for(f"{hci} in sysfs", lambda: os.path.exists(f"/sys/class/bluetooth/{hci}"), 60)
     return air, hci
@@ -230,6 +231,25 @@ def theengs_gateway(python, hci, procs):
     return [gw.pid, bluetoothd.pid]
 
 
+def our_stats():
+    """Our gateway's `GET stats` (its drops, evictions, queue), for the run's details; None if it
+    does not answer."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(20)
+            s.connect(f"{WORK}/ours/gateway.sock")
+            s.sendall(b"GET stats\n")
+            data = b""
+            while b"$SYS/stats " not in data or not data.split(b"$SYS/stats ", 1)[1].count(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    return None
+                data += chunk
+            return json.loads(data.split(b"$SYS/stats ", 1)[1].split(b"\n", 1)[0])
+    except (OSError, ValueError):
+        return None
+
+
 def latencies_of(side, messages, stamps):
     """Per advert, the first message about it: latency in ms; and the count of other messages."""
     latencies, seen, other = [], set(), 0
@@ -275,6 +295,8 @@ def measure(side, pids, subscriber, c_subscriber, rates, seconds):
                  "cpu": cpu, "rss_mb": rss, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99),
                  "c_received": len(c_seen), "c_p50_ms": percentile(c_latencies, 50),
                  "c_p99_ms": percentile(c_latencies, 99)}
+        if side == "ours":
+            point["gateway_stats"] = our_stats()
         log(f"{side} {rate}/s: {json.dumps(point)}")
         results.append(point)
     return results
