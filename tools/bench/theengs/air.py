@@ -52,7 +52,9 @@ def advert(seq, devices):
         code = 2
     else:
         # A phone: flags, Apple Nearby Info (type 0x10), a few changing bytes.
-        data = bytes([0x02, 0x01, 0x1A, 0x0A, 0xFF, 0x4C, 0x00, 0x10, 0x05, 0x03, 0x1C]) + seq.to_bytes(4, "big")[-4:]
+        # (Its length byte counts type and data: 10, so 3 changing bytes. It had 4, and every noise
+        # advert ended in a stray byte our parser counted as malformed.)
+        data = bytes([0x02, 0x01, 0x1A, 0x0A, 0xFF, 0x4C, 0x00, 0x10, 0x05, 0x03, 0x1C]) + seq.to_bytes(3, "big")
         code = 3
     address = bytes([device & 0xFF, (device >> 8) & 0xFF, code, 0x00, 0x00, 0xC0])
     rssi = -50 - (seq % 30)

@@ -35,6 +35,14 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
+def vcpu_seconds():
+    """The guest's CPU time so far, busy and idle (one vCPU: their sum is the wall time)."""
+    with open("/proc/stat") as f:
+        fields = [int(v) for v in f.readline().split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields) / TICK - idle / TICK, idle / TICK
+
+
 def rss_mb(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -263,12 +271,16 @@ def latencies_of(side, messages, stamps):
     return latencies, seen, other
 
 
-def measure(side, pids, subscriber, c_subscriber, rates, seconds):
+def measure(side, pids, subscriber, c_subscriber, rates, seconds, others):
+    """`others`: the other processes on the vCPU (the air, the broker, the subscribers), by name: where
+    the vCPU went is in each point, so a latency that is a wait for the CPU can be told as one."""
     results = []
     for rate in rates:
         out = f"{WORK}/sent-{side}-{rate}.json"
         subscriber.take()
         c_subscriber.take()
+        others0 = {name: cpu_seconds(pid) for name, pid in others.items()}
+        busy0, idle0 = vcpu_seconds()
         cpu0 = sum(cpu_seconds(p) for p in pids)
         t0 = time.monotonic()
         control(f"go {rate} {seconds} {out}")
@@ -284,6 +296,9 @@ def measure(side, pids, subscriber, c_subscriber, rates, seconds):
                 last, quiet_since = n, time.monotonic()
         wall = time.monotonic() - t0
         cpu = (sum(cpu_seconds(p) for p in pids) - cpu0) / wall
+        busy1, idle1 = vcpu_seconds()
+        vcpu = {name: (cpu_seconds(pid) - others0[name]) / wall for name, pid in others.items()}
+        vcpu.update({"gateway": cpu, "busy": (busy1 - busy0) / wall, "idle": (idle1 - idle0) / wall})
         rss = sum(rss_mb(p) for p in pids)
         sent = json.load(open(out))
         stamps = {seq: t for seq, kind, t in sent["sent"] if kind in ("ibeacon", "eddystone")}
@@ -294,7 +309,7 @@ def measure(side, pids, subscriber, c_subscriber, rates, seconds):
                  "lost": len(stamps) - len(seen), "other_messages": other, "window_s": wall,
                  "cpu": cpu, "rss_mb": rss, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99),
                  "c_received": len(c_seen), "c_p50_ms": percentile(c_latencies, 50),
-                 "c_p99_ms": percentile(c_latencies, 99)}
+                 "c_p99_ms": percentile(c_latencies, 99), "vcpu": vcpu}
         if side == "ours":
             point["gateway_stats"] = our_stats()
         log(f"{side} {rate}/s: {json.dumps(point)}")
@@ -332,6 +347,8 @@ def main():
             try:
                 log(f"{side}: starting")
                 air, hci = start_air(side, args.devices, procs)
+                others = {"air": air.pid, "broker": broker.pid, "c_subscriber": c_subscriber.process.pid,
+                          "driver_and_paho_subscriber": os.getpid()}
                 if side == "ours":
                     # Nobody powers the controller but bluetoothd, which ours does without.
                     subprocess.run(["hciconfig", hci, "up"], check=True)
@@ -347,7 +364,7 @@ def main():
                 wait_for("the warm-up's end", lambda: os.path.exists(f"{WORK}/warmup-{side}.json"), 300)
                 time.sleep(3)
                 log(f"{side}: warm; measuring")
-                result["sides"][side] = {"points": measure(side, pids, subscriber, c_subscriber, rates, args.seconds)}
+                result["sides"][side] = {"points": measure(side, pids, subscriber, c_subscriber, rates, args.seconds, others)}
             except Exception as error:
                 result["sides"][side] = {"error": f"{type(error).__name__}: {error}"}
                 log(f"{side} failed: {error}")
