@@ -103,6 +103,9 @@ extension EndToEnd {
             try await sub.waitForMessage("1 homeassistant/switch/gw-ha/permission/config ")
             try await sub.waitForMessage("1 ha-test/$SYS/permission ")
             try await sub.waitForMessage("1 ha-test/ha/errors ")
+            // Every state asserted on below is waited for: they are not sent in the order checked, and
+            // under qemu-user one came after the check (the arm64 end-to-end stage, 2026-11-27).
+            try await sub.waitForMessage("1 ha-test/$SYS/background ")
 
             // What HA's MQTT binary_sensor and sensor platforms accept (their documented keys; an
             // unknown key makes HA refuse the config) and what each needs to work.
@@ -142,6 +145,7 @@ extension EndToEnd {
                 }
                 // The state topic has a retained state the value template can read.
                 let stateTopic = json["state_topic"] as? String ?? ""
+                _ = try? await sub.waitForMessage("1 \(stateTopic) ")
                 let state = sub.messages.last { $0.hasPrefix("1 \(stateTopic) ") } ?? ""
                 let field = (json["value_template"] as? String ?? "").replacingOccurrences(of: "{{ value_json.", with: "").replacingOccurrences(of: " }}", with: "")
                 #expect(Self.json(state)[field] != nil, "\(line): no retained \(field) on \(stateTopic) (\(state))")
