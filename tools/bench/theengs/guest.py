@@ -97,12 +97,11 @@ class CSubscriber:
     gateway takes to send it, and its stamps would then measure itself. The stamps are made monotonic
     with the offset between the two clocks read here."""
 
-    def __init__(self, procs):
+    def __init__(self):
         self.path = f"{WORK}/c-subscriber.txt"
         self.offset = time.time_ns() - time.monotonic_ns()
         self.process = subprocess.Popen(["mosquitto_sub", "-h", "127.0.0.1", "-t", "#", "-i", "bench-c-subscriber",
                                          "-F", "%U %t %p"], stdout=open(self.path, "w"), stderr=subprocess.STDOUT)
-        procs.append(self.process)
         self.read_at = 0
 
     def take(self):
@@ -337,11 +336,11 @@ def main():
                               stdout=open(f"{WORK}/mosquitto.log", "w"), stderr=subprocess.STDOUT)
     result = {"rates": rates, "seconds": args.seconds, "devices": args.devices, "sides": {},
               "kernel": os.uname().release, "cpus": os.cpu_count()}
+    c_subscriber = None
     try:
         wait_for("Mosquitto listening on 127.0.0.1:1883", broker_listening, 60)
         subscriber = Subscriber()
-        c_procs = []
-        c_subscriber = CSubscriber(c_procs)
+        c_subscriber = CSubscriber()
         for side in args.sides.split(","):
             procs = []
             try:
@@ -381,8 +380,8 @@ def main():
                         p.kill()
                         p.wait()
     finally:
-        for p in c_procs if "c_procs" in locals() else []:
-            p.terminate()
+        if c_subscriber:
+            c_subscriber.process.terminate()
         broker.terminate()
         broker.wait()
         # The logs of the air, the daemons and both gateways, for the host to read (/results is 9p).
