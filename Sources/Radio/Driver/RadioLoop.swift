@@ -246,12 +246,16 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
         // Kept across turns (capacity and all), so a wake-up allocates nothing.
         var fds: [pollfd] = []
         var interests: [(fd: Int32, events: Int16)?] = []
+        // A timer is due once the loop has polled after its deadline: what arrived before it (a
+        // Command Complete the command timer waits for) is read first. A thread that was not
+        // scheduled for longer than a timeout (a starved Pi) would otherwise time out an answer
+        // already in the socket.
+        var polledAt = ContinuousClock.now
         while true {
             let (work, due, watches, timeout, stopping) = state.withLock { state in
                 let work = state.work
                 state.work = []
-                let now = ContinuousClock.now
-                let dueCount = state.timers.prefix { $0.deadline <= now }.count
+                let dueCount = state.timers.prefix { $0.deadline <= polledAt }.count
                 let due = state.timers.prefix(dueCount).map(\.action)
                 state.timers.removeFirst(dueCount)
                 return (work, due, state.watches, state.timers.first.map { Self.milliseconds(until: $0.deadline) } ?? -1,
@@ -275,7 +279,9 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
             willPoll?()
             do throws(Errno) {
                 try SystemCall.retrying { poll(&fds, nfds_t(fds.count), timeout) }
+                polledAt = .now
             } catch {
+                polledAt = .now
                 for watch in watches { watch.pollFailed(error) }
                 continue
             }

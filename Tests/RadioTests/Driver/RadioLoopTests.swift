@@ -17,8 +17,63 @@ private actor OnLoop {
     func runsOnLoop() -> Bool { loop.isCurrent }
 }
 
+/// A pipe's read end on the loop: reads a byte when poll(2) says so, and reports it.
+private final class PipeWatch: LoopWatch {
+    let fd: Int32
+    let onRead: @Sendable () -> Void
+    private let finished = Atomic<Bool>(false)
+
+    init(fd: Int32, onRead: @escaping @Sendable () -> Void) {
+        self.fd = fd
+        self.onRead = onRead
+    }
+
+    func interest() -> (fd: Int32, events: Int16)? { finished.load(ordering: .acquiring) ? nil : (fd, Int16(POLLIN)) }
+
+    func ready(_ revents: Int16) {
+        var byte: UInt8 = 0
+        _ = read(fd, &byte, 1)
+        finished.store(true, ordering: .releasing)
+        onRead()
+    }
+
+    func pollFailed(_ error: Errno) {}
+}
+
 /// The radio's own thread: its timers, its wake-ups from other threads and its shutdown.
 @Suite struct RadioLoopTests {
+    /// A loop thread that ran again only after a timer's deadline (a starved machine: CI's systemd
+    /// guest) first reads what its descriptor got before the deadline, then fires the timer: a
+    /// Command Complete already in the socket is not timed out.
+    @Test func aTimerDueAfterAStallFiresOnceTheDescriptorIsRead() async throws {
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        defer { for fd in ends { close(fd) } }
+        let loop = RadioLoop(name: "loop-stall")
+        defer { loop.shutdown() }
+        let (order, sink) = AsyncStream<String>.makeStream()
+        try loop.watch(PipeWatch(fd: ends[0]) { sink.yield("read") })
+        let writeEnd = ends[1]
+        // All on the loop thread, so that nothing the loop does can come between: the timer is
+        // armed, the answer arrives, and the thread is held past the deadline.
+        loop.execute {
+            let deadline = ContinuousClock.now + .milliseconds(1)
+            loop.schedule(at: deadline) { sink.yield("timer") }
+            var byte: UInt8 = 1
+            _ = write(writeEnd, &byte, 1)
+            while ContinuousClock.now < deadline { usleep(2_000) }
+        }
+        let seen = try await withDeadline(.seconds(10), waitingFor: { "the read and the timer" }) {
+            var seen: [String] = []
+            for await item in order {
+                seen.append(item)
+                if seen.count == 2 { break }
+            }
+            return seen
+        }
+        #expect(seen == ["read", "timer"])
+    }
+
     @Test func timersFireInDeadlineOrderOnTheLoopThread() async throws {
         let loop = RadioLoop(name: "loop-timers")
         defer { loop.shutdown() }

@@ -12,8 +12,15 @@ finish() {
     systemctl --no-block poweroff
     exit 0
 }
+# A driver may set on_fail to a function that prints what explains a failure of its current step.
+on_fail=
 fail() {
     echo "FAILED: $*"
+    if [ -n "$on_fail" ]; then
+        local hook=$on_fail
+        on_fail=
+        "$hook" 2>&1 | sed 's/^/    /' || true
+    fi
     systemctl status --no-pager -n 30 "$unit" 2>&1 || true
     finish FAIL
 }
@@ -28,6 +35,18 @@ wait_until() {
         [ "$SECONDS" -lt "$deadline" ] || fail "$what: not within ${seconds}s"
         sleep 0.2
     done
+}
+# What both radios did, when the packaged gateway did not find the peer's message: each side's counters,
+# the controllers, the peer's log and the unit's journal.
+radio_diagnosis() {
+    echo "gateway: $(ask 'GET stats' 2>&1 | cut -c1-600)"
+    echo "peer:    $(printf 'GET stats\n' | timeout 20 socat -t 10 - UNIX-CONNECT:/run/systest-peer.sock 2>&1 | cut -c1-600)"
+    hciconfig -a 2>&1 | grep -E '^hci|UP|RX bytes|TX bytes'
+    systemctl status --no-pager -n 0 systest-btvirt.service 2>&1 | head -n 5
+    echo "--- the peer's log"
+    tail -n 25 "$dir/peer.log"
+    echo "--- the unit's journal"
+    journalctl -u "$unit" --no-pager -n 25 -o short-monotonic
 }
 prop() { systemctl show -p "$1" --value "$unit"; }
 is_active() { [ "$(systemctl is-active "$unit")" = active ]; }
