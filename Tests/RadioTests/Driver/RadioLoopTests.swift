@@ -42,7 +42,7 @@ private final class PipeWatch: LoopWatch {
 
 /// The radio's own thread: its timers, its wake-ups from other threads and its shutdown.
 @Suite struct RadioLoopTests {
-    /// A loop thread that ran again only after a timer's deadline (a starved machine: CI's systemd
+    /// A loop thread that ran again only after a timer's deadline (a starved Pi, a loaded emulated
     /// guest) first reads what its descriptor got before the deadline, then fires the timer: a
     /// Command Complete already in the socket is not timed out.
     @Test func aTimerDueAfterAStallFiresOnceTheDescriptorIsRead() async throws {

@@ -39,7 +39,7 @@ wait_until() {
 # What both radios did, when the packaged gateway did not find the peer's message: each side's counters,
 # the controllers, the peer's log and the unit's journal.
 radio_diagnosis() {
-    echo "gateway: $(ask 'GET stats' 2>&1 | cut -c1-600)"
+    echo "gateway: $(ask 'GET power' 'GET permission' 'GET background' 'GET stats' 2>&1 | tr '\n' ' ' | cut -c1-700)"
     echo "peer:    $(printf 'GET stats\n' | timeout 20 socat -t 10 - UNIX-CONNECT:/run/systest-peer.sock 2>&1 | cut -c1-600)"
     hciconfig -a 2>&1 | grep -E '^hci|UP|RX bytes|TX bytes'
     systemctl status --no-pager -n 0 systest-btvirt.service 2>&1 | head -n 5
