@@ -90,9 +90,9 @@ import Testing
             }
         }
         // Written from one thread while another reads: the broker pauses a client whose replies pile up.
-        let sender = Task { try await client.send(batch) }
+        let sender = client.startSending(bytes: Array(batch.utf8))
         let replies = try await client.lines(10_000)
-        try await sender.value
+        try await sender.finished()
         #expect(replies.count == 10_000)
         #expect(zip(replies, expected).allSatisfy { $0.0 == $0.1 || ($0.1 == "ERR" && $0.0.hasPrefix("ERR unknown-verb")) })
         try await client.ping()
@@ -152,7 +152,7 @@ import Testing
                     var bytes: [UInt8] = []
                     for _ in 0..<linesPerConnection { bytes += SocketFuzz.line(&rng) + [0x0A] }
                     bytes += Array("\nUNPUB end-of-fuzz\n".utf8)   // a line the generator never makes
-                    let sender = Task { try await client.send(bytes: bytes) }
+                    let sender = client.startSending(bytes: bytes)
                     let seen = try await socketOffPool { [client = client.client] in
                         var count = 0
                         while let line = try client.readLine(timeout: socketTestTimeout) {
@@ -161,7 +161,7 @@ import Testing
                         }
                         return -1
                     }
-                    try await sender.value
+                    try await sender.finished()
                     #expect(seen > linesPerConnection / 2)
                     try await client.ping()
                 }

@@ -36,6 +36,12 @@ struct SocketTestConnection: Sendable {
         try await socketOffPool { try client.send(bytes) }
     }
 
+    /// Starts writing `bytes` on a thread of its own at once, for a test that reads while it writes. A
+    /// `Task` wrapping `send` would first wait for Swift's pool: under qemu-aarch64 beside the host's
+    /// stages nothing was written in `tenThousandCommandsInOneWrite`'s 120 s (0 replies), while the
+    /// reading thread counted its deadline.
+    func startSending(bytes: [UInt8]) -> BackgroundSend { BackgroundSend(client, bytes) }
+
     func line() async throws -> String {
         let client = client
         let line = try await socketOffPool { try client.readLine(timeout: socketTestTimeout) }
@@ -71,6 +77,36 @@ struct SocketTestConnection: Sendable {
     }
 
     func close() { client.close() }
+}
+
+/// A write in progress on its own thread; `finished()` waits for it and rethrows its error.
+final class BackgroundSend: Sendable {
+    private struct State {
+        var result: Result<Void, SocketClientError>?
+        var waiter: CheckedContinuation<Void, any Error>?
+    }
+    private let state = Mutex(State())
+
+    fileprivate init(_ client: SocketLineClient, _ bytes: [UInt8]) {
+        Thread { [self] in
+            let result = Result { () throws(SocketClientError) in try client.send(bytes) }
+            let waiter = state.withLock { state in
+                state.result = result
+                return state.waiter.take()
+            }
+            waiter?.resume(with: result.mapError { $0 as any Error })
+        }.start()
+    }
+
+    func finished() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let result = state.withLock { state in
+                if state.result == nil { state.waiter = continuation }
+                return state.result
+            }
+            if let result { continuation.resume(with: result.mapError { $0 as any Error }) }
+        }
+    }
 }
 
 /// A `BrokerHandler` that records what it is asked, in order, and can hold PUBs to namespace `gate`.
