@@ -11,6 +11,12 @@ let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 // imports: otherwise a dependency's `import Foundation` would hand every file Foundation's String
 // methods and the binary would link Foundation for them (docs/footprint.md).
 let ownImportsOnly = SwiftSetting.enableUpcomingFeature("MemberImportVisibility")
+// Release builds serialise a module's function bodies into its module file, so the modules that import
+// it can inline them and specialise its generics: Gateway's FoundSet<DiscoveryKey, DiscoveryDetails>,
+// and the bench's AirIngest.ingest for its sink. Without it every call from Gateway into NearbyProtocol's
+// found set went through witness tables: the advert pipeline lost 28 % per CPU second when the split
+// put the protocol in its own module (docs/architecture.md, "Module boundaries and speed").
+let inlinableAcrossModules = SwiftSetting.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))
 
 let package = Package(
     name: "nearby-gateway",
@@ -56,7 +62,7 @@ let package = Package(
         // The protocol: messages and gateway state, frames (epochs, encryption, reassembly), the
         // found/lost set, socket events and their JSON. Values and pure logic only, no I/O.
         .target(name: "NearbyProtocol", dependencies: ["SystemCall", "Digest"],
-                swiftSettings: [ownImportsOnly]),
+                swiftSettings: [ownImportsOnly, inlinableAcrossModules]),
         // gateway.toml and the board files: TOML, checks, every problem reported at once.
         .target(name: "Config", dependencies: ["NearbyProtocol", "LEDs", "Radio", "SystemCall", logging],
                 swiftSettings: [ownImportsOnly]),
@@ -77,7 +83,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: [ownImportsOnly]
+            swiftSettings: [ownImportsOnly, inlinableAcrossModules]
         ),
         .executableTarget(
             name: "GatewayCLI",
