@@ -1,0 +1,241 @@
+"""What an advert costs the whole process (issue 38, item 1): `scripts/bench --only load`.
+
+Four readers, one after the other, each on its own scripted H4 controller (tools/bench/home_mix.py:
+the home mix, 300 known iBeacons repeating with RSSI stepping through −60…−66 dBm, new iBeacons, our
+frames, phone noise), all on this machine's one Mosquitto (tools/bench/mosquitto.conf, a UNIX socket
+in the run's private folder, started here and stopped after):
+- `ours`: `nearby-gateway run`, the binary the .deb ships, log level warning, one subscription
+  (namespace `home`, every type, include = ["ibeacon"], lost_after_s = 600 so that no known device is
+  lost during the run), one socket client subscribed to `#`;
+- `ours_mqtt`: the same with `[mqtt]` (discovery on: Home Assistant configs) bridging to Mosquitto;
+- `floor`: tools/bench/load_floor.c, one blocking read() at a time, walking the AD structures;
+- `python`: tools/bench/load_peer.py, bluetooth-data-tools parsing each advert and paho-mqtt
+  publishing one JSON message per advert to the same Mosquitto (what Theengs Gateway does).
+
+For each: connected and scanning, IDLE_S seconds of nothing (idle CPU, RSS); the warm-up (every
+known device once; ours waits for their 300 found events); then the home mix at each rate for
+WINDOW_S seconds, plus DRAIN_S for the last adverts to be handled. Per window (tools/bench/
+proc_sample.py): CPU (per-thread schedstat run time when no thread exited in the window, else
+/proc/PID/stat), context switches of every thread, the most threads, the load average. Per advert =
+over the window / adverts written in it; nothing is subtracted (idle is its own row).
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import home_mix  # noqa: E402
+import mqtt  # noqa: E402  (its Mosquitto: unbounded queues, UNIX socket)
+import process  # noqa: E402
+import proc_sample  # noqa: E402
+from line_client import LineClient  # noqa: E402
+
+RATES = [10, 100, 360, 2000]
+SUBJECTS = ["ours", "ours_mqtt", "floor", "python"]
+LOST_AFTER = 600
+DRAIN_S = 0.3
+
+
+def run(binary, top, work, quick):
+    os.makedirs(work, exist_ok=True)
+    os.chmod(work, 0o1777)   # Mosquitto, started as root, runs as its own user and makes its socket here
+    floor = os.path.join(work, "load_floor")
+    subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-o", floor, os.path.join(HERE, "load_floor.c")], check=True)
+    window, idle = (4, 3) if quick else (15, 8)
+    result = {"rates": RATES, "window_s": window, "idle_s": idle, "known": home_mix.KNOWN, "subjects": {},
+              "load_before": os.getloadavg()}
+    mq, msock = mqtt.broker(work)
+    try:
+        for name in SUBJECTS:
+            print(f"   load: {name}", file=sys.stderr, flush=True)
+            result["subjects"][name] = subject(name, binary, floor, work, msock, window, idle)
+    finally:
+        process.stop(mq)
+    result["load_after"] = os.getloadavg()
+    return result
+
+
+def gateway_config(work, name, key, msock):
+    body = (f'[[subscription]]\nnamespace = "{home_mix.NAMESPACE}"\ntype = "*"\nmediums = ["ble"]\n'
+            f'include = ["ibeacon"]\nlost_after_s = {LOST_AFTER}\n')
+    if name == "ours_mqtt":
+        body += f'[mqtt]\nurl = "unix://{msock}"\nclient_id = "load-bench"\ndiscovery = true\n'
+    conf = process.config(work, name, key, LOST_AFTER, body)
+    with open(conf) as f:
+        text = f.read().replace('device = "h4:/tmp/bt-server-le"', f'device = "h4:{work}/{name}-h4.sock"')
+    with open(conf, "w") as f:
+        f.write(text)
+    return conf
+
+
+def stats(client):
+    """The gateway's `GET stats` (one `$SYS/stats` line, no OK)."""
+    with client.lock:
+        before = len(client.lines)
+        client.sock.sendall(b"GET stats\n")
+        found = lambda: [t for _, t in client.lines[before:] if t.startswith("$SYS/stats ")]
+        if not client.lock.wait_for(found, 30):
+            raise TimeoutError("no $SYS/stats line")
+        return json.loads(found()[0].split(" ", 1)[1])
+
+
+def events(client, t0, t1):
+    """Event lines the `#` client got between the monotonic stamps, by topic level 1 (found, signal…)."""
+    with client.lock:
+        topics = [text.split(" ", 1)[0] for stamp, text in client.lines if t0 <= stamp <= t1]
+    out = {}
+    for topic in topics:
+        if not topic.startswith("$SYS"):
+            out[topic.split("/", 1)[0]] = out.get(topic.split("/", 1)[0], 0) + 1
+    return out
+
+
+def wait_found(client, count, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        s = stats(client)
+        if s["found"] >= count:
+            return s["found"]
+        time.sleep(0.2)
+    raise RuntimeError(f"warm-up: {stats(client)['found']} found of {count}")
+
+
+def subject(name, binary, floor, work, msock, window, idle):
+    key = f"bench-load-{os.getpid()}"
+    controller = home_mix.HomeMix(os.path.join(work, f"{name}-h4.sock"), key)
+    procs, client, out = [], None, {"windows": {}}
+    try:
+        if name.startswith("ours"):
+            proc = process.gateway(binary, gateway_config(work, name, key, msock), procs)
+            process.wait_path(f"{work}/{name}.sock", proc)
+            client = LineClient(f"{work}/{name}.sock")
+            if not client.request("SUB #").startswith("OK"):
+                raise RuntimeError("SUB # refused")
+        else:
+            cmd = ([floor, controller.path] if name == "floor"
+                   else [sys.executable, os.path.join(HERE, "load_peer.py"), controller.path, msock])
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+            procs.append(proc)
+        controller.wait_scanning()
+        time.sleep(1)   # the first commands answered, the threads started
+        w = proc_sample.Window(proc.pid)
+        time.sleep(idle)
+        out["idle"] = w.close()
+        controller.warm_up()
+        if client:
+            out["warm_found"] = wait_found(client, home_mix.KNOWN)
+            if name == "ours_mqtt":
+                settle_mqtt(client)
+        else:
+            time.sleep(1)
+        for rate in RATES:
+            before = stats(client) if client else None
+            t0 = time.monotonic_ns()
+            w = proc_sample.Window(proc.pid)
+            sent = controller.play(rate, window)
+            time.sleep(DRAIN_S)
+            r = w.close()
+            r.update(rate=rate, sent=sent)
+            if client:
+                r["events"] = events(client, t0, time.monotonic_ns())
+                after = stats(client)
+                r["adverts_seen"] = after["adverts_seen"] - before["adverts_seen"]
+                r["radio_dropped"] = after["radio_dropped"]
+                if "mqtt" in after:
+                    r["mqtt"] = after["mqtt"]
+            out["windows"][str(rate)] = r
+            print(f"   load: {name} {rate}/s: {summary(r)}", file=sys.stderr, flush=True)
+    finally:
+        if client:
+            client.close()
+        for p in procs:
+            process.stop(p)
+        controller.stop()
+    if proc.stdout:
+        out["counts"] = json.loads(proc.stdout.read() or "{}")
+    return out
+
+
+def settle_mqtt(client, timeout=30):
+    """With [mqtt], the warm-up's messages handed to Mosquitto before the first window."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = stats(client)["mqtt"]
+        if m["connected"] and m["queued"] == 0:
+            return
+        time.sleep(0.2)
+    raise RuntimeError("the MQTT bridge never emptied its queue")
+
+
+def cpu_s(r):
+    """The window's CPU seconds: the precise schedstat sum unless a thread exited inside the window."""
+    return r["schedstat_cpu_s"] if r["exited"] == 0 else r["stat_cpu_s"]
+
+
+def per_advert(r):
+    return cpu_s(r) / max(1, r["sent"]) * 1e6, r["switches"] / max(1, r["sent"])
+
+
+def summary(r):
+    us, cs = per_advert(r)
+    return (f"{r['sent']} adverts, {100 * cpu_s(r) / r['wall_s']:.2f} % of a core, {us:.1f} µs and {cs:.2f} "
+            f"switches per advert, {r['threads']} threads, load {r['load1']:.2f}")
+
+
+def note(r, idle):
+    us, _ = per_advert(r)
+    extra = "" if "adverts_seen" not in r else f"; adverts_seen {r['adverts_seen']:,}"
+    ev = ", ".join(f"{k} {v:,}" for k, v in sorted(r.get("events", {}).items()))
+    return (f"{100 * cpu_s(r) / r['wall_s']:.2f} % of a core ({100 * (cpu_s(r) / r['wall_s'] - cpu_s(idle) / idle['wall_s']):.2f} "
+            f"above idle); {r['threads']} threads; {r['sent']:,} adverts{extra}{'; events ' + ev if ev else ''}; "
+            f"/proc/PID/stat {r['stat_cpu_s'] * 1e6 / max(1, r['sent']):.0f} µs/advert (10 ms ticks); load {r['load1']:.2f}")
+
+
+PEERS = {"floor": "bare C reader (load_floor.c), same H4 stream", "python": "bluetooth-data-tools + paho, one JSON per advert"}
+PAIRS = [("ours", "floor", "no [mqtt]"), ("ours_mqtt", "python", "[mqtt] + HA discovery")]
+
+
+def rows(d, row):
+    """The section's rows; `row` is report.row (passed in, so this module does not import report)."""
+    s, out = d["subjects"], []
+    for mine, peer, label in PAIRS:
+        if mine not in s or peer not in s:
+            continue
+        a, b = s[mine], s[peer]
+        out.append(row("load", f"idle CPU, {label}", 100 * cpu_s(a["idle"]) / a["idle"]["wall_s"],
+                       100 * cpu_s(b["idle"]) / b["idle"]["wall_s"], PEERS[peer], "% of a core", "lower",
+                       f"{d['idle_s']} s, scanning, nothing on the air; {a['idle']['threads']} threads against "
+                       f"{b['idle']['threads']}; target ≤ 0.1 %; load {a['idle']['load1']:.2f}"))
+        out.append(row("load", f"idle RSS, {label}", a["idle"]["rss_mb"], b["idle"]["rss_mb"], PEERS[peer], "MB", "lower",
+                       "target ≤ 8.3 MB (Mosquitto's)"))
+    for rate in d["rates"]:
+        for mine, peer, label in PAIRS:
+            if mine not in s or peer not in s:
+                continue
+            a, b = s[mine]["windows"][str(rate)], s[peer]["windows"][str(rate)]
+            (aus, acs), (bus, bcs) = per_advert(a), per_advert(b)
+            out.append(row("load", f"CPU per advert at {rate:,}/s, home mix, {label}", aus, bus, PEERS[peer], "µs", "lower",
+                           note(a, s[mine]["idle"]) + f". Peer: {100 * cpu_s(b) / b['wall_s']:.2f} % of a core, "
+                           f"{b['threads']} threads"))
+            out.append(row("load", f"context switches per advert at {rate:,}/s, {label}", acs, bcs, PEERS[peer],
+                           "switches", "lower", f"every thread's voluntary + nonvoluntary; target ≤ 1.2"))
+    return out
+
+
+def details(d):
+    s = d["subjects"]
+    counts = "; ".join(f"{n}: {s[n]['counts']}" for n in ("floor", "python") if n in s and "counts" in s[n])
+    drops = "; ".join(f"{n} radio_dropped {s[n]['windows'][str(d['rates'][-1])].get('radio_dropped')}"
+                      for n in ("ours", "ours_mqtt") if n in s)
+    return (f"**Load run.** {d['known']} known iBeacons (each found in the warm-up), the home mix "
+            f"(tools/bench/home_mix.py) at {', '.join(f'{r:,}' for r in d['rates'])} adverts/s, {d['window_s']} s each "
+            f"(+{DRAIN_S} s drain), idle {d['idle_s']} s; load average {d['load_before'][0]:.2f} before, "
+            f"{d['load_after'][0]:.2f} after. Reports the peers handled in all: {counts}. At the end: {drops}.")
+
+
+if __name__ == "__main__":
+    print(__doc__)
