@@ -15,8 +15,8 @@ in the run's private folder, started here and stopped after):
 For each: connected and scanning, IDLE_S seconds of nothing (idle CPU, RSS); the warm-up (every
 known device once; ours waits for their 300 found events); then the home mix at each rate for
 WINDOW_S seconds, plus DRAIN_S for the last adverts to be handled. Per window (tools/bench/
-proc_sample.py): CPU (per-thread schedstat run time when no thread exited in the window, else
-/proc/PID/stat), context switches of every thread, the most threads, the load average. Per advert =
+proc_sample.py): CPU (the tasks' schedstat run time, ns; /proc/PID/stat's 10 ms ticks in the
+notes), context switches of every thread, the most threads, the load average. Per advert =
 over the window / adverts written in it; nothing is subtracted (idle is its own row).
 """
 import json
@@ -121,7 +121,7 @@ def subject(name, binary, floor, work, msock, window, idle):
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
             procs.append(proc)
         controller.wait_scanning()
-        time.sleep(1)   # the first commands answered, the threads started
+        time.sleep(2)   # the first commands answered, the start-up's threads come and gone
         w = proc_sample.Window(proc.pid)
         time.sleep(idle)
         out["idle"] = w.close()
@@ -147,6 +147,7 @@ def subject(name, binary, floor, work, msock, window, idle):
                 r["radio_dropped"] = after["radio_dropped"]
                 if "mqtt" in after:
                     r["mqtt"] = after["mqtt"]
+                    r["mqtt_published"] = after["mqtt"]["published"] - before["mqtt"]["published"]
             out["windows"][str(rate)] = r
             print(f"   load: {name} {rate}/s: {summary(r)}", file=sys.stderr, flush=True)
     finally:
@@ -172,8 +173,10 @@ def settle_mqtt(client, timeout=30):
 
 
 def cpu_s(r):
-    """The window's CPU seconds: the precise schedstat sum unless a thread exited inside the window."""
-    return r["schedstat_cpu_s"] if r["exited"] == 0 else r["stat_cpu_s"]
+    """The window's CPU seconds: the tasks' schedstat run time (ns). /proc/PID/stat's utime + stime
+    (10 ms ticks: ±67 µs per advert over 150 adverts) is in each row's note; a thread that exited in
+    the window (`exited`) is counted up to its last 0.1 s sample."""
+    return r["schedstat_cpu_s"]
 
 
 def per_advert(r):
@@ -189,14 +192,26 @@ def summary(r):
 def note(r, idle):
     us, _ = per_advert(r)
     extra = "" if "adverts_seen" not in r else f"; adverts_seen {r['adverts_seen']:,}"
+    extra += "" if "mqtt_published" not in r else f"; MQTT messages {r['mqtt_published']:,}"
     ev = ", ".join(f"{k} {v:,}" for k, v in sorted(r.get("events", {}).items()))
     return (f"{100 * cpu_s(r) / r['wall_s']:.2f} % of a core ({100 * (cpu_s(r) / r['wall_s'] - cpu_s(idle) / idle['wall_s']):.2f} "
             f"above idle); {r['threads']} threads; {r['sent']:,} adverts{extra}{'; events ' + ev if ev else ''}; "
-            f"/proc/PID/stat {r['stat_cpu_s'] * 1e6 / max(1, r['sent']):.0f} µs/advert (10 ms ticks); load {r['load1']:.2f}")
+            f"/proc/PID/stat {r['stat_cpu_s'] * 1e6 / max(1, r['sent']):.0f} µs/advert (10 ms ticks)"
+            f"{'; threads exited: ' + str(r['exited']) if r['exited'] else ''}; load {r['load1']:.2f}")
 
 
 PEERS = {"floor": "bare C reader (load_floor.c), same H4 stream", "python": "bluetooth-data-tools + paho, one JSON per advert"}
 PAIRS = [("ours", "floor", "no [mqtt]"), ("ours_mqtt", "python", "[mqtt] + HA discovery")]
+OTHER = {"floor": "python", "python": "floor"}   # the note's second ratio
+
+
+def by_thread(r):
+    """Switches and µs per advert of each thread (by name; Dispatch's workers share one), busiest first."""
+    if "by_thread" not in r:
+        return ""
+    n = max(1, r["sent"])
+    parts = sorted(r["by_thread"].items(), key=lambda kv: -kv[1][0])
+    return "; per thread: " + ", ".join(f"{name} {s / n:.2f} ({cpu * 1e6 / n:.0f} µs)" for name, (s, cpu) in parts if s)
 
 
 def rows(d, row):
@@ -208,8 +223,9 @@ def rows(d, row):
         a, b = s[mine], s[peer]
         out.append(row("load", f"idle CPU, {label}", 100 * cpu_s(a["idle"]) / a["idle"]["wall_s"],
                        100 * cpu_s(b["idle"]) / b["idle"]["wall_s"], PEERS[peer], "% of a core", "lower",
-                       f"{d['idle_s']} s, scanning, nothing on the air; {a['idle']['threads']} threads against "
-                       f"{b['idle']['threads']}; target ≤ 0.1 %; load {a['idle']['load1']:.2f}"))
+                       f"{d['idle_s']} s, scanning, nothing on the air; {a['idle']['threads']} threads, "
+                       f"{a['idle'].get('threads_end', '?')} at the end ({a['idle']['exited']} exited: Dispatch's pool "
+                       f"workers retire after a few idle seconds) against {b['idle']['threads']}; target ≤ 0.1 %; load {a['idle']['load1']:.2f}"))
         out.append(row("load", f"idle RSS, {label}", a["idle"]["rss_mb"], b["idle"]["rss_mb"], PEERS[peer], "MB", "lower",
                        "target ≤ 8.3 MB (Mosquitto's)"))
     for rate in d["rates"]:
@@ -218,11 +234,13 @@ def rows(d, row):
                 continue
             a, b = s[mine]["windows"][str(rate)], s[peer]["windows"][str(rate)]
             (aus, acs), (bus, bcs) = per_advert(a), per_advert(b)
+            other = s.get(OTHER[peer], {}).get("windows", {}).get(str(rate))
+            second = "" if not other else f"; ours ÷ {OTHER[peer]}: {aus / max(1e-9, per_advert(other)[0]):.3g}"
             out.append(row("load", f"CPU per advert at {rate:,}/s, home mix, {label}", aus, bus, PEERS[peer], "µs", "lower",
                            note(a, s[mine]["idle"]) + f". Peer: {100 * cpu_s(b) / b['wall_s']:.2f} % of a core, "
-                           f"{b['threads']} threads"))
+                           f"{b['threads']} threads{second}"))
             out.append(row("load", f"context switches per advert at {rate:,}/s, {label}", acs, bcs, PEERS[peer],
-                           "switches", "lower", f"every thread's voluntary + nonvoluntary; target ≤ 1.2"))
+                           "switches", "lower", "every thread's voluntary + nonvoluntary; target ≤ 1.2" + by_thread(a)))
     return out
 
 

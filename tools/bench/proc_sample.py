@@ -7,7 +7,7 @@
   SAMPLE_S: a thread first seen after the window opened counts from zero, one that exits keeps its
   last sample; a thread born and gone between two samples is missed (`exited` counts the
   threads that exited in the window);
-- threads: the most tasks seen at one sample.
+- threads: the most tasks seen at one sample, and how many are left at the end.
 """
 import os
 import threading
@@ -31,7 +31,7 @@ def rss_mb(pid):
 
 
 def tasks(pid):
-    """{tid: (context switches, run time ns)} of every task alive now."""
+    """{tid: (context switches, run time ns, name)} of every task alive now."""
     out = {}
     try:
         tids = os.listdir(f"/proc/{pid}/task")
@@ -46,9 +46,11 @@ def tasks(pid):
                         switches += int(line.split()[1])
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
                 runtime = int(f.read().split()[0])
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
         except (FileNotFoundError, ProcessLookupError):
             continue   # exited between the listing and the read
-        out[tid] = (switches, runtime)
+        out[tid] = (switches, runtime, name)
     return out
 
 
@@ -70,6 +72,7 @@ class Window:
 
     def _take(self):
         now = tasks(self.pid)
+        self.now = len(now)
         self.exited += len(self.alive - set(now))
         self.alive = set(now)
         self.last.update(now)
@@ -84,8 +87,13 @@ class Window:
         self.sampler.join()
         self._take()
         wall = os.times().elapsed - self.t0
-        switches = sum(v[0] - self.first.get(t, (0, 0))[0] for t, v in self.last.items())
-        runtime = sum(v[1] - self.first.get(t, (0, 0))[1] for t, v in self.last.items()) / 1e9
+        by_thread = {}   # by name (Dispatch's workers share theirs): switches, CPU seconds
+        for t, v in self.last.items():
+            base = self.first.get(t, (0, 0, ""))
+            switches, cpu = by_thread.get(v[2], (0, 0.0))
+            by_thread[v[2]] = (switches + v[0] - base[0], cpu + (v[1] - base[1]) / 1e9)
+        switches = sum(v[0] for v in by_thread.values())
+        runtime = sum(v[1] for v in by_thread.values())
         return {"wall_s": wall, "stat_cpu_s": stat_cpu_seconds(self.pid) - self.stat0, "schedstat_cpu_s": runtime,
-                "switches": switches, "threads": self.threads, "exited": self.exited, "rss_mb": rss_mb(self.pid),
+                "switches": switches, "by_thread": by_thread, "threads": self.threads, "threads_end": self.now, "exited": self.exited, "rss_mb": rss_mb(self.pid),
                 "load1": os.getloadavg()[0]}
