@@ -4,8 +4,9 @@ answers every command as a Broadcom 4.1 chip) that plays a home's adverts at a f
 The home mix, by advert number n (n % 50):
 - 0: a new iBeacon (a device arriving: a found event, and a Home Assistant discovery config);
 - 1: a frame of ours (one of 3 one-chunk messages of namespace `home`, the gateway's API key);
-- 2…9: phone-like noise (16 %): Apple Nearby Info manufacturer data from 30 phones on resolvable
-  private addresses, each phone taking a new address every 200 of its adverts;
+- 2…9: phone-like noise (16 %): Apple Nearby Info manufacturer data (a byte changing at every
+  advert) and a name from 30 phones on resolvable private addresses, all taking new addresses every
+  10,000 adverts of the mix (~53 of each phone's);
 - the rest (80 %): repeats of the KNOWN iBeacons (300, round robin), each repeat's RSSI one step on
   through −60…−66 dBm, so that some repeats move a found entry's signal.
 
@@ -32,7 +33,8 @@ FLAGS = bytes([2, 0x01, 0x06])
 
 
 def ibeacon(uuid, major, minor):
-    return FLAGS + bytes([26, 0xFF, 0x4C, 0x00, 0x02, 0x15]) + uuid + major.to_bytes(2, "big") + minor.to_bytes(2, "big") + bytes([0xC5])
+    return (FLAGS + bytes([26, 0xFF, 0x4C, 0x00, 0x02, 0x15]) + uuid + major.to_bytes(2, "big")
+            + minor.to_bytes(2, "big") + bytes([0xC5]))
 
 
 def report(event_type, address_type, address, ad, rssi):
@@ -89,9 +91,10 @@ class HomeMix(scripted_idle.Controller):
             return report(0x03, 0x01, bytes([0x01, 0x02, 0x03, 0x04, 0x05, 0xC3]), frame, -55)
         if slot < 10:
             phone = (n // 50 * 8 + slot - 2) % 30
-            epoch = n // (50 * 200)   # each phone's address changes every ~200 of its adverts
+            epoch = n // 10_000   # the phones' new addresses (a rotation, shortened)
             address = bytes([phone, epoch & 0xFF, (epoch >> 8) & 0xFF, 0x77, 0x66, 0x45])   # resolvable private
-            ad = bytes([2, 0x01, 0x1A, 7, 0xFF, 0x4C, 0x00, 0x10, 0x03, 0x1B, n & 0xFF]) + bytes([0x0C, 0x09]) + b"phone" + bytes(6)
+            ad = (bytes([2, 0x01, 0x1A, 7, 0xFF, 0x4C, 0x00, 0x10, 0x03, 0x1B, n & 0xFF])
+                  + bytes([0x0C, 0x09]) + b"phone" + bytes(6))
             return report(0x00, 0x01, address, ad[:31], -75 - n % 10)
         self.next_known = (self.next_known + 1) % KNOWN
         return self.known_advert(self.next_known)

@@ -190,17 +190,18 @@ def summary(r):
 
 
 def note(r, idle):
-    us, _ = per_advert(r)
     extra = "" if "adverts_seen" not in r else f"; adverts_seen {r['adverts_seen']:,}"
     extra += "" if "mqtt_published" not in r else f"; MQTT messages {r['mqtt_published']:,}"
     ev = ", ".join(f"{k} {v:,}" for k, v in sorted(r.get("events", {}).items()))
-    return (f"{100 * cpu_s(r) / r['wall_s']:.2f} % of a core ({100 * (cpu_s(r) / r['wall_s'] - cpu_s(idle) / idle['wall_s']):.2f} "
-            f"above idle); {r['threads']} threads; {r['sent']:,} adverts{extra}{'; events ' + ev if ev else ''}; "
+    above = 100 * (cpu_s(r) / r["wall_s"] - cpu_s(idle) / idle["wall_s"])
+    return (f"{100 * cpu_s(r) / r['wall_s']:.2f} % of a core ({above:.2f} above idle); {r['threads']} threads; "
+            f"{r['sent']:,} adverts{extra}{'; events ' + ev if ev else ''}; "
             f"/proc/PID/stat {r['stat_cpu_s'] * 1e6 / max(1, r['sent']):.0f} µs/advert (10 ms ticks)"
             f"{'; threads exited: ' + str(r['exited']) if r['exited'] else ''}; load {r['load1']:.2f}")
 
 
-PEERS = {"floor": "bare C reader (load_floor.c), same H4 stream", "python": "bluetooth-data-tools + paho, one JSON per advert"}
+PEERS = {"floor": "bare C reader (load_floor.c), same H4 stream",
+         "python": "bluetooth-data-tools + paho, one JSON per advert"}
 PAIRS = [("ours", "floor", "no [mqtt]"), ("ours_mqtt", "python", "[mqtt] + HA discovery")]
 OTHER = {"floor": "python", "python": "floor"}   # the note's second ratio
 
@@ -225,7 +226,8 @@ def rows(d, row):
                        100 * cpu_s(b["idle"]) / b["idle"]["wall_s"], PEERS[peer], "% of a core", "lower",
                        f"{d['idle_s']} s, scanning, nothing on the air; {a['idle']['threads']} threads, "
                        f"{a['idle'].get('threads_end', '?')} at the end ({a['idle']['exited']} exited: Dispatch's pool "
-                       f"workers retire after a few idle seconds) against {b['idle']['threads']}; target ≤ 0.1 %; load {a['idle']['load1']:.2f}"))
+                       f"workers retire after a few idle seconds) against {b['idle']['threads']}; target ≤ 0.1 %; "
+                       f"load {a['idle']['load1']:.2f}"))
         out.append(row("load", f"idle RSS, {label}", a["idle"]["rss_mb"], b["idle"]["rss_mb"], PEERS[peer], "MB", "lower",
                        "target ≤ 8.3 MB (Mosquitto's)"))
     for rate in d["rates"]:

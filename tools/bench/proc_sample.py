@@ -61,7 +61,7 @@ class Window:
         self.pid = pid
         self.first = tasks(pid)
         self.last = dict(self.first)
-        self.threads = len(self.first)
+        self.threads = self.now = len(self.first)
         self.alive = set(self.first)
         self.exited = 0
         self.stat0 = stat_cpu_seconds(pid)
@@ -95,5 +95,6 @@ class Window:
         switches = sum(v[0] for v in by_thread.values())
         runtime = sum(v[1] for v in by_thread.values())
         return {"wall_s": wall, "stat_cpu_s": stat_cpu_seconds(self.pid) - self.stat0, "schedstat_cpu_s": runtime,
-                "switches": switches, "by_thread": by_thread, "threads": self.threads, "threads_end": self.now, "exited": self.exited, "rss_mb": rss_mb(self.pid),
+                "switches": switches, "by_thread": by_thread, "threads": self.threads, "threads_end": self.now,
+                "exited": self.exited, "rss_mb": rss_mb(self.pid),
                 "load1": os.getloadavg()[0]}
