@@ -50,7 +50,7 @@ def run(binary, top, work, quick):
     subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-o", floor, os.path.join(HERE, "load_floor.c")], check=True)
     window, idle, rounds = (3, 3, 1) if quick else (WINDOW_S, IDLE_S, ROUNDS)
     result = {"rates": RATES, "window_s": window, "idle_s": idle, "rounds": rounds, "known": home_mix.KNOWN,
-              "subjects": {}, "load_before": os.getloadavg()}
+              "subjects": {}, "load_before": os.getloadavg(), "built_from": built_from(top)}
     mq, msock = mqtt.broker(work)
     readers = []
     try:
@@ -79,6 +79,15 @@ def run(binary, top, work, quick):
         result["subjects"][reader.name] = reader.out
     result["load_after"] = os.getloadavg()
     return result
+
+
+def built_from(top):
+    """The checkout's commit, and the last one that changed what the binary is built from."""
+    git = lambda *args: subprocess.run(["git", "-C", top, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                       text=True).stdout.strip()
+    dirty = " (uncommitted changes)" if git("status", "--porcelain", "--", "Sources", "Package.swift") else ""
+    last = git("log", "-1", "--format=%h", "--", "Sources", "Package.swift")
+    return f"{git('rev-parse', '--short', 'HEAD')}, Sources last changed in {last}{dirty}"
 
 
 def gateway_config(work, name, key, msock):
@@ -287,13 +296,16 @@ def rows(d, row):
 
 def details(d):
     s = d["subjects"]
-    counts = "; ".join(f"{n}: {s[n]['counts']}" for n in ("floor", "python") if n in s and "counts" in s[n])
-    drops = "; ".join(f"{n} radio_dropped {s[n]['windows'][str(d['rates'][-1])].get('radio_dropped')}"
+    counts = "; ".join(f"{n} {s[n]['counts'].get('reports', 0):,}" for n in ("floor", "python")
+                       if s.get(n, {}).get("counts"))
+    drops = "; ".join(f"{n} {sum(s[n]['windows'][str(d['rates'][-1])].get('radio_dropped', {}).values())}"
                       for n in ("ours", "ours_mqtt") if n in s)
+    built = f" The gateway built from {d['built_from']}." if d.get("built_from") else ""
     return (f"**Load run.** {d['known']} known iBeacons (each found in the warm-up), the home mix "
-            f"(tools/bench/home_mix.py) at {', '.join(f'{r:,}' for r in d['rates'])} adverts/s, {d['window_s']} s each "
-            f"(+{DRAIN_S} s drain), idle {d['idle_s']} s; load average {d['load_before'][0]:.2f} before, "
-            f"{d['load_after'][0]:.2f} after. Reports the peers handled in all: {counts}. At the end: {drops}.")
+            f"(tools/bench/home_mix.py) at {', '.join(f'{r:,}' for r in d['rates'])} adverts/s, {d.get('rounds', 1)} "
+            f"round(s) of {d['window_s']} s per reader (+{DRAIN_S} s drain), idle {d['idle_s']} s; load average "
+            f"{d['load_before'][0]:.2f} before, {d['load_after'][0]:.2f} after.{built} Reports the peers handled in all: "
+            f"{counts}. HCI input our gateway dropped over the run (`radio_dropped`, every reason): {drops}.")
 
 
 if __name__ == "__main__":
