@@ -122,7 +122,7 @@ actor MessageManager {
         planner = AirPlanner(codec: newSettings.codec)
         let previousEpoch = epoch
         epoch = newSettings.codec.epoch(at: clockFollower.date(real: Date()))
-        inbound.replaceReassembler(Reassembler(codec: newSettings.codec, epoch: epoch))
+        inbound.replaceCodec(newSettings.codec, epoch: epoch)
         inbound.setSearchesAhead(clockFollower.follows)
         inbound.setPhaseUnknown(!clockFollower.phaseKnown)
         subscriptions = newSettings.subscriptions + subscriptions.filter { $0.owner != nil }
