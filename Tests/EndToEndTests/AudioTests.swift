@@ -122,6 +122,8 @@ extension EndToEnd {
             let error = try await watch.waitForLine(startingWith: "$SYS/error/microphone-permission ")
             #expect(error.eventJSON["set"] as? Bool == true)
             #expect((error.eventJSON["message"] as? String ?? "").contains("no_such_microphone"))
+            // Issue 41: the seed's event name, and a reason that tells this fault from the others.
+            #expect(error.eventJSON["reason"] as? String == "missing", "\(error)")
             #expect(try await watch.request("PING") == "PONG")
             #expect(try await gateway.stop() == 0)
         }

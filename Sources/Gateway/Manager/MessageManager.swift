@@ -236,7 +236,7 @@ actor MessageManager {
     /// Answers when the actor takes a call: the watchdog's proof that the manager is not stuck.
     func probe() {}
 
-    func setError(_ error: GatewayErrorState, _ isSet: Bool, cause: String, device: String? = nil, errno: Int32? = nil) async {
+    func setError(_ error: GatewayErrorState, _ isSet: Bool, cause: String, device: String? = nil, errno: Int32? = nil, reason: String? = nil) async {
         guard errors.contains(error) != isSet else { return }
         if isSet {
             errors.insert(error)
@@ -253,6 +253,7 @@ actor MessageManager {
         if isSet {
             json.add("device", device)
             json.add("errno", errno.map(Int.init))
+            if let reason { json.add("reason", reason) }
         }
         json.add("message", cause)
         events.publish(BrokerEvent(topic: "$SYS/error/\(error.rawValue)", json: json.string,
