@@ -224,12 +224,11 @@ actor MessageManager {
     /// `SET debug on|off`: the whole process logs at debug level, or back at `--log-level` if given,
     /// else the config's `log_level`.
     func setDebug(_ on: Bool) {
+        let changed = debug != on
         debug = on
         logLevel.value = on ? .debug : logLevel.base(configured: settings.logLevel)
         logger.notice("debug logging \(on ? "on" : "off")")
-        var json = JSONObjectWriter()
-        json.add("debug", on)
-        events.publish(BrokerEvent(topic: "$SYS/debug", json: json.string, retain: .set("$SYS/debug")))
+        if changed { publishDebug() }
     }
     var isDebug: Bool { debug }
 
