@@ -19,7 +19,7 @@ extension MessageManager {
             await setError(.bluetoothPermission, false, cause: "controller up")
         case .down(let error):
             let which: GatewayErrorState = error.kind == .permission ? .bluetoothPermission : .bluetoothPower
-            await setError(which, true, cause: "\(error)", device: error.device, errno: error.errno?.rawValue)
+            await setError(which, true, cause: "\(error)", device: error.device, errno: error.errno?.rawValue, updating: true)
         case .quiet(let error):
             await setError(.radioQuiet, true, cause: "\(error); resetting the controller", device: error.device)
         }

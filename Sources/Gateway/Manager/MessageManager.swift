@@ -232,11 +232,10 @@ actor MessageManager {
     }
     var isDebug: Bool { debug }
 
-    /// Answers when the actor takes a call: the watchdog's proof that the manager is not stuck.
-    func probe() {}
-
-    func setError(_ error: GatewayErrorState, _ isSet: Bool, cause: String, device: String? = nil, errno: Int32? = nil, reason: String? = nil) async {
-        guard errors.contains(error) != isSet else { return }
+    /// `updating`: an error already set is published again when its cause changed (the radio's outage, once it says what fixes it).
+    func setError(_ error: GatewayErrorState, _ isSet: Bool, cause: String, device: String? = nil, errno: Int32? = nil, reason: String? = nil,
+                  updating: Bool = false) async {
+        guard errors.contains(error) != isSet || (isSet && updating && errorCauses[error] != cause) else { return }
         if isSet {
             errors.insert(error)
             errorCauses[error] = cause
