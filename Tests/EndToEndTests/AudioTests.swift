@@ -77,7 +77,10 @@ extension EndToEnd {
                 try Self.alsaConfig(in: folder, capture: microphone, speaker: speaker, as: name)
             }
             let example = try ExampleConfig("set-top-box.toml")
-            #expect(example.text.contains("mediums   = [\"audio\"]\nmode      = \"broadcast\""), "the example's subscription changed:\n\(example.text)")
+            // The box receives: one audio subscription in broadcast mode, nothing published.
+            let subscription = example.text.components(separatedBy: "[[subscription]]").dropFirst().joined()
+            #expect(subscription.contains("mediums   = [\"audio\"]\nmode      = \"broadcast\"") && !example.text.contains("[[publication]]"),
+                    "the example is not the receiving box:\n\(example.text)")
             let box: [String: [String: String]] = [
                 "": ["api_key": "\"\(key)\"", "board": "\"sim\""],
                 "audio": ["device": "\"speaker\"", "capture": "\"microphone\""],
