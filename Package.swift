@@ -29,8 +29,8 @@ let package = Package(
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         // The MQTT bridge's client (docs/mqtt.md), libmosquitto, loaded with dlopen(3) only when the config
-        // has [mqtt] (its headers are needed to build, the library only to bridge); only
-        // Sources/MQTT/Mosquitto.swift imports it.
+        // has [mqtt]; the little of <mosquitto.h> it uses is declared in its own header, so neither the
+        // library nor libmosquitto-dev is needed to build; only Sources/MQTT/Mosquitto.swift imports it.
         .target(name: "CMosquitto"),
         // libgpiod 1.6 (Debian 12) and 2.x (Debian 13) have different APIs: a small C shim compiled
         // against whichever <gpiod.h> is installed gives Swift one API for both (docs/leds.md).

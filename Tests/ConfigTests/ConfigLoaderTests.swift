@@ -20,15 +20,19 @@ import TestSupport
                                                             lostAfterS: 10, include: [], led: nil, line: 39)])
     }
 
-    @Test func theSetTopBoxExampleIsAudioOnlyBroadcast() throws {
+    /// Issue 41: the seed's box receives: a phone publishes to it with mediums audio, mode scan, and the
+    /// box's audio subscription in broadcast mode sends the subscriber beacon that makes it answer.
+    @Test func theSetTopBoxExampleReceivesOverAudio() throws {
         let (config, board) = try ConfigFixture.loadExample("set-top-box.toml")
         #expect(board.name == "rpi4b")
         #expect(config.radio.device == "hci0")                           // from the board
         #expect(config.audio.device == "plughw:CARD=Headphones,DEV=0")   // from the board
-        #expect(config.publications.count == 1)
-        #expect(config.publications[0].mediums == [.audio])
-        #expect(config.publications[0].mode == .broadcast)
-        #expect(config.subscriptions.isEmpty)
+        #expect(config.audio.capture == "plughw:CARD=Device,DEV=0")      // a USB microphone
+        #expect(config.publications.isEmpty)
+        let subscription = try #require(config.subscriptions.first)
+        #expect(config.subscriptions.count == 1)
+        #expect(subscription.mediums == [.audio])
+        #expect(subscription.mode == .broadcast)
     }
 
     @Test func defaultsApply() throws {

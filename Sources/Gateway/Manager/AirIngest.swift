@@ -275,8 +275,11 @@ public struct AirIngest: Sendable {
     mutating func resetSearch() { reassembler.resetSearch() }
     mutating func takeEpochAhead() -> UInt32? { reassembler.takeEpochAhead() }
 
-    /// A reloaded config: a new codec (api key, rotation) for frames; the found set stays.
-    mutating func replaceReassembler(_ reassembler: Reassembler) { self.reassembler = reassembler }
+    /// A reloaded config: a new codec (api key, rotation) for frames; the found set and the counters stay
+    /// (every `GET stats` counter runs from process start).
+    mutating func replaceCodec(_ codec: FrameCodec, epoch: UInt32) {
+        reassembler = Reassembler(codec: codec, epoch: epoch, limits: reassembler.limits, counters: reassembler.counters)
+    }
 
     // MARK: Reading
 

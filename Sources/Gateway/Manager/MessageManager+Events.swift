@@ -43,6 +43,7 @@ extension MessageManager {
         if previous?.permission != state.permission { value("$SYS/permission") { $0.add("permission", state.permission.rawValue) } }
         if previous?.backgroundMode != state.backgroundMode { value("$SYS/background") { $0.add("background", state.backgroundMode) } }
         if previous?.power != state.power { value("$SYS/power") { $0.add("power", state.power.rawValue) } }
+        if previous == nil { publishDebug() }
         if state.permission == .undecided {
             if previous?.permission != .undecided { value("$SYS/permission/request") { _ in } }
         } else if previous?.permission == .undecided {
@@ -50,6 +51,13 @@ extension MessageManager {
             events.publish(BrokerEvent(topic: "$SYS/permission/request", json: "{\"answered\":\"\(state.permission.rawValue)\"}",
                                        retain: .clear("$SYS/permission/request")))
         }
+    }
+
+    /// `$SYS/debug`, state like `$SYS/power`: retained, at start and when `SET debug` changes it.
+    func publishDebug() {
+        var json = JSONObjectWriter()
+        json.add("debug", isDebug)
+        events.publish(BrokerEvent(topic: "$SYS/debug", json: json.string, retain: .set("$SYS/debug")))
     }
 
     func statsJSON(clients: Int) -> String {
