@@ -32,6 +32,10 @@ let package = Package(
         // has [mqtt] (its headers are needed to build, the library only to bridge); only
         // Sources/MQTT/Mosquitto.swift imports it.
         .target(name: "CMosquitto"),
+        // AES-128 for resolvable private addresses (docs/identities.md), from OpenSSL's libcrypto, loaded
+        // with dlopen(3) only when the config has [[identity]]; its C file declares the six EVP functions
+        // it calls, so building needs no libssl-dev. Only Sources/Radio/Privacy/AES128.swift imports it.
+        .target(name: "CCrypto"),
         // libgpiod 1.6 (Debian 12) and 2.x (Debian 13) have different APIs: a small C shim compiled
         // against whichever <gpiod.h> is installed gives Swift one API for both (docs/leds.md).
         .target(name: "CGPIOD", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("gpiod")]),
@@ -43,7 +47,7 @@ let package = Package(
         // The version fixed at build time (scripts/package defines it; a plain build says 0.0.0-dev).
         .target(name: "CVersion", cSettings: version.map { [.define("NEARBY_GATEWAY_VERSION", to: "\"\($0)\"")] } ?? []),
 
-        .target(name: "Radio", dependencies: ["CBluetooth", "SystemCall", logging]),
+        .target(name: "Radio", dependencies: ["CBluetooth", "CCrypto", "SystemCall", logging]),
         // Optimised in debug builds too: the modem's tests run the channel simulator and the decoder
         // over minutes of audio, which -Onone makes ~10× slower (checks stay on: -O, not -Ounchecked).
         .target(name: "Modem", dependencies: ["CALSA", "SplitMix", "SystemCall", logging],
