@@ -2,13 +2,13 @@ import NearbyProtocol
 import Radio
 
 extension IdentityResolvingKey {
-    /// The forms owners already have (docs/identities.md):
-    /// - 32 hex digits as Home Assistant's Private BLE Device and BlueZ's `info` file write them, least
-    ///   significant byte first (Home Assistant reverses them before AES, in bluetooth-data-tools'
-    ///   `get_cipher_for_irk`); colons, spaces and an `irk:` or `0x` prefix are allowed;
-    /// - 24 characters of base64 as a Mac's Keychain exports an iPhone's or a Watch's "Remote IRK":
-    ///   the bytes most significant first (Home Assistant reverses them into its hex form, so the two
-    ///   reversals cancel).
+    /// The forms owners already have (docs/identities.md), in the byte orders Home Assistant's
+    /// Private BLE Device reads them (its `_parse_irk`, then bluetooth-data-tools' `get_cipher_for_irk`,
+    /// which takes the bytes as the AES key as they are):
+    /// - 32 hex digits, most significant byte first, as Home Assistant and ESPresense (`irk:` prefix)
+    ///   take them; colons, spaces and an `irk:` or `0x` prefix are allowed;
+    /// - 24 characters of base64, as a Mac's Keychain shows an iPhone's or a Watch's "Remote IRK":
+    ///   least significant byte first (Home Assistant reverses them).
     /// The failure says what is wrong without repeating the text (it is a secret).
     public static func parse(_ text: String) -> Result<IdentityResolvingKey, KeyProblem> {
         var body = Substring(text).drop(while: \.isWhitespace)
@@ -24,12 +24,12 @@ extension IdentityResolvingKey {
                 bytes.append(UInt8(digits[index..<next], radix: 16)!)
                 index = next
             }
-            return .success(IdentityResolvingKey(mostSignificantFirst: bytes.reversed())!)
+            return .success(IdentityResolvingKey(mostSignificantFirst: bytes)!)
         }
         if body.count == 24, body.hasSuffix("=") {
             guard let data = Base64.decode(body) else { return .failure(KeyProblem("is not valid base64")) }
             guard data.count == 16 else { return .failure(KeyProblem("is base64 of \(data.count) bytes; an IRK is 16")) }
-            return .success(IdentityResolvingKey(mostSignificantFirst: data)!)
+            return .success(IdentityResolvingKey(mostSignificantFirst: data.reversed())!)
         }
         if digits.allSatisfy(\.isHexDigit) {
             return .failure(KeyProblem("has \(digits.count) hex digits; an IRK is 32 (16 bytes)"))
