@@ -85,7 +85,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "GatewayCLI",
-            dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "MQTT", "Modem", "SystemCall", "CVersion", logging,
+            dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "MQTT", "Modem", "Radio", "SystemCall", "CVersion", logging,
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "UnixSignals", package: "swift-service-lifecycle")],
