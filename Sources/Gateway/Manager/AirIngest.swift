@@ -304,11 +304,12 @@ public struct AirIngest: Sendable {
     mutating func resetSearch() { reassembler.resetSearch() }
     mutating func takeEpochAhead() -> UInt32? { reassembler.takeEpochAhead() }
 
-    /// A reloaded config: a new codec (api key, rotation) for frames; the found set stays.
-    mutating func replaceReassembler(_ reassembler: Reassembler) { self.reassembler = reassembler }
-
-    /// A reloaded config's identities (their cache starts empty: a key may have changed).
-    mutating func replaceIdentities(_ identities: Identities?) { self.identities = identities }
+    /// A reloaded config: a new codec (api key, rotation) for frames, and its identities (their cache
+    /// starts empty: a key may have changed); the found set stays.
+    mutating func reload(_ reassembler: Reassembler, identities: Identities?) {
+        self.reassembler = reassembler
+        self.identities = identities
+    }
 
     // MARK: Reading
 
