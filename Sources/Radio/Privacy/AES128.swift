@@ -61,25 +61,15 @@ public final class AESKeyRing: Sendable {
         }
     }
 
-    /// One block under key `index`: the Core specification's `e` (tests check it against its samples).
+    /// One block under key `index` (FIPS-197's and the Core specification's `e`), nil when libcrypto
+    /// failed or there is no such key.
     public func encrypt(_ block: [UInt8], with index: Int) -> [UInt8]? {
         precondition(block.count == 16)
-        var tried = 0
-        var result: [UInt8]?
-        let words = block.withUnsafeBytes { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
-        _ = contexts.withLock { contexts -> Int? in
-            guard contexts.indices.contains(index) else { return nil }
-            var input = words, output: (UInt64, UInt64) = (0, 0)
-            let ok = withUnsafeBytes(of: &input) { plain in
-                withUnsafeMutableBytes(of: &output) { cipher in
-                    nearby_aes128_encrypt(Self.context(contexts[index]), plain.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                          cipher.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
-                }
-            }
-            tried += 1
-            if ok { result = withUnsafeBytes(of: output) { Array($0) } }
-            return nil
+        var output = [UInt8](repeating: 0, count: 16)
+        let status: Int32 = contexts.withLock { contexts in
+            guard contexts.indices.contains(index) else { return -1 }
+            return nearby_aes128_encrypt(Self.context(contexts[index]), block, &output)
         }
-        return result
+        return status == 0 ? output : nil
     }
 }
