@@ -228,7 +228,7 @@ import TestSupport
             "8: subscription[2].namespace: \"ibeacon\" is reserved for beacon sightings; subscribe to beacons with include = [...]",
             "9: subscription[2].type: must not contain '+' (it is a topic level: no '/', '+', '#', spaces or control characters)",
             "10: subscription[2].led: board rpi4b has no LED \"user9\" (it has user1, user2)",
-            "11: subscription[2].include: \"altbeacon\" is not one of \"eddystone-uid\", \"eddystone-url\", \"eddystone-tlm\", \"ibeacon\"",
+            "11: subscription[2].include: \"altbeacon\" is not one of \"eddystone-uid\", \"eddystone-url\", \"eddystone-tlm\", \"ibeacon\", \"identity\", \"identity/<name>\"",
             "12: subscription[2].mediums: receives on audio only, but audio.capture is empty: it would never find anything (set audio.capture or add \"ble\")",
             "13: subscription[2].background: background = true is BLE only, but mediums include audio",
             "16: subscription[3].colour: unknown key",

@@ -103,6 +103,11 @@ def rows(results):
     except ImportError:
         pass
     try:
+        import identity
+        builders["identity"] = identity.rows
+    except ImportError:
+        pass
+    try:
         import theengs
         builders["theengs"] = theengs.rows
     except ImportError:
@@ -226,7 +231,8 @@ def markdown(results, rs):
 
 DETAIL_PREFIXES = {"pipeline": "**Advert pipeline run.**", "fanout": "**Fan-out run.**", "modem": "**Modem run.**",
                    "process": "**Gateway process run**", "mqtt": "**MQTT bridge run.**",
-                   "theengs": "**Theengs run.**", "load": "**Load run.**"}
+                   "theengs": "**Theengs run.**", "load": "**Load run.**",
+                   "identity": "**Identity run.**"}
 
 
 def carried(path, rerun):

@@ -94,6 +94,15 @@ extension MessageManager {
         json.add("found", foundCount)
         json.add("found_evicted", inbound.foundEvicted)
         json.add("found_refused", inbound.foundRefused)
+        // Resolvable private addresses (docs/identities.md): AES-128 encryptions, and the address cache.
+        let identity = inbound.identityCounters ?? IdentityResolver.Counters()
+        json.add("identity_resolutions", identity.resolutions)
+        var cache = JSONObjectWriter()
+        cache.add("hits", identity.cacheHits)
+        cache.add("misses", identity.cacheMisses)
+        cache.add("resolved", identity.resolved)
+        cache.add("entries", inbound.identityCacheEntries)
+        json.add("identity_cache", rawJSON: cache.string)
         json.add("publications", publicationCount)
         json.add("publications_refused", publicationsRefused)
         if let mqtt = mqttStatistics?() {

@@ -85,7 +85,7 @@ actor MessageManager {
         self.subscriptions = settings.subscriptions
         let epoch = settings.codec.epoch(at: Date())
         self.epoch = epoch
-        self.inbound = AirIngest(reassembler: Reassembler(codec: settings.codec, epoch: epoch), maxFound: settings.limits.found)
+        inbound = AirIngest(reassembler: Reassembler(codec: settings.codec, epoch: epoch), maxFound: settings.limits.found, identities: settings.identities)
         self.beaconMatcher = SubscriberBeaconMatcher(codec: settings.codec, epoch: epoch, publications: [])
         self.clockFollower = ClockFollower(rotateSeconds: settings.codec.rotateSeconds, reference: .now)
         for publication in settings.publications {
@@ -122,7 +122,7 @@ actor MessageManager {
         planner = AirPlanner(codec: newSettings.codec)
         let previousEpoch = epoch
         epoch = newSettings.codec.epoch(at: clockFollower.date(real: Date()))
-        inbound.replaceCodec(newSettings.codec, epoch: epoch)
+        inbound.reload(newSettings.codec, epoch: epoch, identities: newSettings.identities)
         inbound.setSearchesAhead(clockFollower.follows)
         inbound.setPhaseUnknown(!clockFollower.phaseKnown)
         subscriptions = newSettings.subscriptions + subscriptions.filter { $0.owner != nil }
