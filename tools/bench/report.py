@@ -103,6 +103,11 @@ def rows(results):
     except ImportError:
         pass
     try:
+        import rooms
+        builders["rooms"] = rooms.rows
+    except ImportError:
+        pass
+    try:
         import theengs
         builders["theengs"] = theengs.rows
     except ImportError:
@@ -220,7 +225,7 @@ def markdown(results, rs):
 
 
 DETAIL_PREFIXES = {"pipeline": "**Advert pipeline run.**", "fanout": "**Fan-out run.**", "modem": "**Modem run.**",
-                   "process": "**Gateway process run**", "mqtt": "**MQTT bridge run.**",
+                   "process": "**Gateway process run**", "mqtt": "**MQTT bridge run.**", "rooms": "**Rooms run.**",
                    "theengs": "**Theengs run.**"}
 
 
