@@ -122,6 +122,9 @@ def routes(scale=1.0):
         "dan": Route((7.0, 1.0), [stand(s(40)), walk(s(5), (5.6, 1.5)), stand(s(50)), walk(s(5), (3.5, 2.0)),
                                   walk(s(4), (2.5, 4.5)), walk(s(4), (2.5, 6.0)), walk(s(3), (4.6, 6.8)), stand(s(60)),
                                   walk(s(3), (3.0, 7.0)), stand(s(30))]),
+        # Hall by the kitchen's wall, through the door into the bedroom, by the hall's wall, then the middle.
+        "eve": Route((3.5, 4.5), [stand(s(40)), walk(s(3), (4.0, 6.5)), walk(s(3), (6.5, 6.5)), walk(s(3), (5.5, 7.5)),
+                                  stand(s(60)), walk(s(4), (7.0, 5.5)), stand(s(50)), walk(s(4), (5.6, 4.4)), stand(s(45))]),
     }
 
 
@@ -149,8 +152,9 @@ def score(timeline, settle_s, start_settle_s):
     `timeline`: per person, a list of (t, true room, standing, decided room) at each sample instant, in
     order. A sample counts when the true room has not changed for `settle_s` and `t >= start_settle_s`.
     Flaps: changes of the decided room between two consecutive counted samples of one standing
-    segment (the person has not moved between them). Returns right share, standing seconds, flaps."""
-    counted = right = 0
+    segment (the person has not moved between them); `away` counts those that left the true room
+    (the others are late corrections into it). Returns right share, standing seconds, flaps."""
+    counted = right = away = 0
     flaps, standing_s = 0, 0.0
     for samples in timeline.values():
         since, last_room, previous = None, None, None
@@ -169,9 +173,10 @@ def score(timeline, settle_s, start_settle_s):
             if previous is not None:
                 standing_s += t - previous[0]
                 flaps += decided != previous[1]
+                away += decided != previous[1] and decided != true_room
             previous = (t, decided)
     return {"right": right / counted if counted else None, "samples": counted, "standing_s": standing_s,
-            "flaps": flaps, "flaps_per_hour": flaps / standing_s * 3600 if standing_s else None}
+            "flaps": flaps, "away": away, "flaps_per_hour": flaps / standing_s * 3600 if standing_s else None}
 
 
 class Smoother:

@@ -188,8 +188,9 @@ def run(binary, top, work, quick):
         for room in house.GATEWAYS:
             controllers[room] = Controller(os.path.join(work, f"{room}.ctl"))
             conf = gateway_config(work, room, controllers[room].path, port, api_key)
-            procs.append(subprocess.Popen([binary, "run", "--config", conf], stdout=subprocess.DEVNULL,
-                                          stderr=open(os.path.join(work, f"{room}.log"), "w")))
+            with open(os.path.join(work, f"{room}.log"), "w") as log:
+                procs.append(subprocess.Popen([binary, "run", "--config", conf], stdout=subprocess.DEVNULL, stderr=log,
+                                              env=dict(os.environ, NEARBY_GATEWAY_BOARDS=os.path.join(top, "boards"))))
             wait_path(f"{work}/{room}.sock", procs[-1])
         decisions = Decisions(port)
         wait_scanning(list(controllers.values()), procs)
@@ -231,7 +232,7 @@ def rows(d):
                        f"{target}; nearest on smoothed RSSI (τ 2 s): {100 * smooth['right']:.1f} %"))
         out.append(row("rooms", f"flaps per hour standing still, {label}", fleet["flaps_per_hour"], near["flaps_per_hour"],
                        "nearest gateway, each sample", "/h", "lower",
-                       f"{fleet['flaps']} flaps in {fleet['standing_s'] / 60:.1f} min standing (1 flap = "
+                       f"{fleet['flaps']} flaps ({fleet['away']} out of the true room) in {fleet['standing_s'] / 60:.1f} min standing (1 flap = "
                        f"{3600 / max(1.0, fleet['standing_s']):.1f}/h); target ≤ 2/h; nearest on smoothed RSSI: "
                        f"{smooth['flaps_per_hour']:.0f}/h"))
     return out
