@@ -5,7 +5,7 @@ import Testing
 /// Issue 40 item 3, the logic: the fleet's rule (`RoomDecider`, as `FleetRooms` feeds it) against the
 /// nearest-gateway rule on the same samples of the simulated house (docs/rooms.md), in simulated time.
 /// The `rooms` bench measures the same with real gateways on a real broker in real time; this runs
-/// hours of seeded walks in a second or two. Not a timing test: every instant is a number.
+/// hours of seeded walks in seconds. Not a timing test: every instant is a number.
 @Suite struct RoomHouseTests {
     static let tick = 0.1, settle = 15.0, lostAfter = 30.0, refresh = 5.0
     /// An audio beacon every `audio.interval_s` (5 s by default), heard in its own room with this chance.
