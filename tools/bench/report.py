@@ -105,6 +105,8 @@ def rows(results):
     try:
         import identity
         builders["identity"] = identity.rows
+        import rooms
+        builders["rooms"] = rooms.rows
     except ImportError:
         pass
     try:
@@ -232,7 +234,7 @@ def markdown(results, rs):
 DETAIL_PREFIXES = {"pipeline": "**Advert pipeline run.**", "fanout": "**Fan-out run.**", "modem": "**Modem run.**",
                    "process": "**Gateway process run**", "mqtt": "**MQTT bridge run.**",
                    "theengs": "**Theengs run.**", "load": "**Load run.**",
-                   "identity": "**Identity run.**"}
+                   "identity": "**Identity run.**", "rooms": "**Rooms run.**"}
 
 
 def carried(path, rerun):
