@@ -319,6 +319,9 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
                 continue
             }
             if fds[0].revents != 0 { wakePipe?.drain() }
+            // Work posted before a descriptor became readable runs before it is read: an event a
+            // thread published before a client's command still reaches that client before the reply.
+            for item in state.withLock({ state in defer { state.work = [] }; return state.work }) { run(item) }
             for (index, watch) in watches.enumerated() {
                 let polled = fds[starts[index]..<starts[index + 1]]
                 if polled.contains(where: { $0.revents != 0 }) { watch.ready(polled) }

@@ -122,7 +122,10 @@ public enum SightingEvent {
     /// Written by hand from the day count (Howard Hinnant's civil-from-days): Foundation's
     /// formatter cost ~30 µs a call, twice per event, on the loop that reads the adverts.
     public static func timestamp(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        // From the reference date, as Foundation keeps it: seconds since 1970 would round first.
+        let sinceReference = date.timeIntervalSinceReferenceDate
+        let seconds = sinceReference.rounded(.down)
+        let milliseconds = (Int64(seconds) + 978_307_200) * 1000 + Int64((sinceReference - seconds) * 1000)
         let (days, dayMilliseconds) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, millisecond) = dayMilliseconds < 0 ? (days - 1, dayMilliseconds + 86_400_000) : (days, dayMilliseconds)
         let shifted = day + 719_468
