@@ -5,11 +5,11 @@ import NearbyProtocol
 import Synchronization
 import SystemCall
 
-/// What is handed to the broker on its loop: events from the manager, replies from handler tasks,
-/// shutdown. The loop is woken (`EventLoop.execute`: nothing to do on the loop's own thread, a
-/// byte in its wake-up pipe from another) only when the inbox goes from empty to non-empty, so a
-/// burst of events costs one turn. While the broker holds events to coalesce writes, events do not
-/// wake it at all (`eventsWakeTheLoop`); replies and shutdown always do.
+/// What other threads hand to the broker's loop: events from the manager, replies from handler
+/// tasks, shutdown. A non-blocking pipe wakes the loop's poll(2) (eventfd is not visible to Swift's
+/// Glibc module); it is written only when the inbox goes from empty to non-empty, so a burst of
+/// events costs one wake-up. While the loop holds events to coalesce writes, events do not wake
+/// it at all (`eventsWakeTheLoop`); replies and shutdown always do.
 final class BrokerInbox: Sendable {
     enum Item: Sendable {
         case event(BrokerEvent)
@@ -34,22 +34,17 @@ final class BrokerInbox: Sendable {
         var cancelledProbes: Set<Int> = []
     }
 
+    private let wakePipe: WakePipe
+    /// The loop polls this end.
+    var wakeFD: Int32 { wakePipe.fd }
     private let state = Mutex(State())
-    /// How to wake the broker's loop; nil until it serves (what is posted before waits).
-    private let wake = Mutex<(@Sendable () -> Void)?>(nil)
 
-    init() {}
-
-    /// The broker serves from now on: `wake` asks its loop to take the inbox (at once, if
-    /// something is already waiting).
-    func setWake(_ wake: @escaping @Sendable () -> Void) {
-        self.wake.withLock { $0 = wake }
-        let pending = state.withLock { state -> Bool in
-            guard !state.items.isEmpty || state.shutdown || !state.probes.isEmpty else { return false }
-            state.wakePending = true
-            return true
+    init(path: String) throws(SocketBrokerError) {
+        do throws(Errno) {
+            wakePipe = try WakePipe()
+        } catch {
+            throw SocketBrokerError(path: path, kind: .system(call: "pipe", errno: error))
         }
-        if pending { wake() }
     }
 
     /// Beyond this many unprocessed items, events that are not retained are dropped (and counted):
@@ -110,6 +105,7 @@ final class BrokerInbox: Sendable {
     /// Everything posted since the last call, and whether shutdown was asked. Taking the inbox is
     /// the loop's proof of life: every waiting `probe` is answered.
     func take() -> (items: [Item], shutdown: Bool) {
+        wakePipe.drain()
         let (taken, probes) = state.withLock { state in
             state.wakePending = false
             defer { state.items = []; state.probes = [:] }
@@ -157,5 +153,5 @@ final class BrokerInbox: Sendable {
         state.withLock { body(&$0.statistics) }
     }
 
-    private func signal() { wake.withLock { $0 }?() }
+    private func signal() { wakePipe.wake() }
 }

@@ -5,25 +5,19 @@ import Logging
 import NearbyProtocol
 import SystemCall
 
-/// The broker on the gateway's event loop (docs/architecture.md, "Concurrency"). Everything here
-/// runs on that loop's thread: it owns every client, the retained events and the listening socket,
-/// so none of it needs a lock. An event the manager publishes on the same thread reaches the
-/// clients' queues without waking another thread.
-final class BrokerLoop: LoopWatch, @unchecked Sendable {   // confined to `loop`'s thread
+/// The broker's poll(2) loop. Everything here runs on the broker's one thread: it owns every client,
+/// the retained events and the listening socket, so none of it needs a lock.
+final class BrokerLoop {
     private let configuration: SocketBrokerConfiguration
     private let listening: SocketListener.Listening
     private let inbox: BrokerInbox
     private let handler: any BrokerHandler
     private let logger: Logger
-    private let loop: EventLoop
-    /// Told once the broker has closed everything (`SocketBroker.shutdown` waits for it).
-    private let finished: @Sendable () -> Void
     private var clients: [Int32: BrokerClient] = [:]
     private var clientsByID: [ClientID: BrokerClient] = [:]
     private var retained = RetainedStore()
     private var nextClientID: UInt64 = 1
     private var acceptPaused = false
-    private var stopped = false
     /// Clients grouped by filter, with the answer per topic cached (SubscriptionIndex).
     private var subscriptions = SubscriptionIndex<BrokerClient>()
     /// Clients with bytes queued since their last write; each is listed once (`BrokerClient.isDirty`).
@@ -33,126 +27,92 @@ final class BrokerLoop: LoopWatch, @unchecked Sendable {   // confined to `loop`
     private var replyQueued = false
     /// When events were last written; events are held until `writeCoalescingNanoseconds` after it.
     private var lastEventFlush: UInt64 = 0
-    /// The loop timer that ends the current hold, if any.
-    private var holdTimer: EventLoop.TimerID?
-    /// The clients in the order `interest` appended them (after the listener); a client closed
-    /// meanwhile is skipped by identity.
+    /// The poll set: the wake pipe, the listening socket, then `polled` in order. Rebuilt only when
+    /// a client comes or goes; the interest bits are refreshed in place every turn.
     private var polled: [BrokerClient] = []
+    private var pollSet: [pollfd] = []
+    private var pollSetStale = true
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
-    /// Counted locally and published once per turn, not once per event and client.
+    /// Counted locally and published once per loop turn, not once per event and client.
     private var delivered = 0
     private var dropped = 0
 
     init(configuration: SocketBrokerConfiguration, listening: SocketListener.Listening, inbox: BrokerInbox,
-         handler: any BrokerHandler, loop: EventLoop, logger: Logger, finished: @escaping @Sendable () -> Void) {
+         handler: any BrokerHandler, logger: Logger) {
         self.configuration = configuration
         self.listening = listening
         self.inbox = inbox
         self.handler = handler
-        self.loop = loop
         self.logger = logger
-        self.finished = finished
     }
 
-    /// Starts serving on the loop: the inbox wakes it, the loop polls the listener and the clients.
-    func start() throws(EventLoop.StartFailure) {
+    func run() {
         logger.info("socket listening", metadata: ["path": "\(configuration.path)", "max_clients": "\(configuration.maxClients)"])
-        try loop.watch(self)
-        inbox.setWake { [self, loop] in loop.execute { self.takeInbox() } }
+        while true {
+            // Holding: events are written at the end of the coalescing window. Meanwhile events do
+            // not wake the loop, so a burst costs no wake-ups (replies and shutdown still do). The
+            // inbox is taken at every wake-up while holding, before any client's commands, so an
+            // event published before a command still reaches that client before the reply.
+            let hold = remainingHold()
+            inbox.eventsWakeTheLoop(hold == nil)
+            preparePollSet()
+            let timeout = dirty.isEmpty ? nil : hold ?? 0
+            do throws(Errno) {
+                try SystemCall.retrying { Posix.poll(&pollSet, timeoutNanoseconds: timeout) }
+            } catch {
+                logger.critical("socket poll failed; closing the socket", metadata: ["errno": "\(error.rawValue)", "error": "\(error)"])
+                break
+            }
+            if pollSet[0].revents != 0 || hold != nil {
+                let (items, shutdown) = inbox.take()
+                acceptPaused = false
+                for item in items { handle(item) }
+                if shutdown { break }
+            }
+            if pollSet[1].revents != 0 { acceptAll() }
+            for (index, client) in polled.enumerated() {
+                let revents = pollSet[index + 2].revents
+                guard revents != 0, clients[client.fd] === client else { continue }
+                if revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
+                    // Both directions are gone: nobody can read a reply, so nothing more to answer.
+                    close(client, reason: "connection closed by the client")
+                    continue
+                }
+                if revents & Int16(POLLIN) != 0 { read(client) }
+                if revents & Int16(POLLOUT) != 0 { markDirty(client) }
+            }
+            guard remainingHold() == nil else { continue }
+            publishCounters()   // before writing: whatever a client reads is already counted
+            flushDirty()
+            publishCounters()
+        }
+        publishCounters()
+        inbox.close()
+        closeAll()
     }
 
-    // MARK: LoopWatch
+    // MARK: polling
 
-    func interest(into set: inout [pollfd]) -> Bool {
-        guard !stopped else { return false }
-        set.append(pollfd(fd: listening.fd, events: acceptPaused ? 0 : Int16(POLLIN), revents: 0))
-        polled.removeAll(keepingCapacity: true)
-        for client in clients.values {
+    private func preparePollSet() {
+        if pollSetStale {
+            polled = Array(clients.values)
+            pollSet = [pollfd(fd: inbox.wakeFD, events: Int16(POLLIN), revents: 0), pollfd(fd: listening.fd, events: 0, revents: 0)]
+            pollSet.reserveCapacity(polled.count + 2)
+            for client in polled { pollSet.append(pollfd(fd: client.fd, events: 0, revents: 0)) }
+            pollSetStale = false
+        }
+        pollSet[0].revents = 0
+        pollSet[1].events = acceptPaused ? 0 : Int16(POLLIN)
+        pollSet[1].revents = 0
+        for (index, client) in polled.enumerated() {
             var events: Int16 = 0
             if !client.readClosed, client.framer.bufferedBytes < configuration.inputLimitBytes { events |= Int16(POLLIN) }
             // A dirty client is written at the end of this turn or of the coalescing hold anyway;
             // asking for POLLOUT meanwhile would only make poll return at once, again and again.
             if !client.outgoing.isEmpty, !client.isDirty { events |= Int16(POLLOUT) }
-            polled.append(client)
-            set.append(pollfd(fd: client.fd, events: events, revents: 0))
+            pollSet[index + 2].events = events
+            pollSet[index + 2].revents = 0
         }
-        return true
-    }
-
-    func ready(_ polled: ArraySlice<pollfd>) {
-        guard !stopped else { return }
-        // Holding, events posted meanwhile did not wake the loop: take them before any command.
-        if holdTimer != nil, drainInbox() { return finish() }
-        if polled[polled.startIndex].revents != 0 { acceptAll() }
-        for (client, entry) in zip(self.polled, polled.dropFirst()) {
-            let revents = entry.revents
-            guard revents != 0, clients[client.fd] === client else { continue }
-            if revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
-                // Both directions are gone: nobody can read a reply, so nothing more to answer.
-                close(client, reason: "connection closed by the client")
-                continue
-            }
-            if revents & Int16(POLLIN) != 0 { read(client) }
-            if revents & Int16(POLLOUT) != 0 { markDirty(client) }
-        }
-        endOfTurn()
-    }
-
-    func pollFailed(_ error: Errno) {
-        logger.critical("socket poll failed; closing the socket", metadata: ["errno": "\(error.rawValue)", "error": "\(error)"])
-        finish()
-    }
-
-    // MARK: turns
-
-    /// What other threads (and the manager on this one) posted: events, replies, shutdown.
-    private func takeInbox() {
-        guard !stopped else { return }
-        if drainInbox() { return finish() }
-        endOfTurn()
-    }
-
-    /// Handles what the inbox holds; true when shutdown was asked.
-    private func drainInbox() -> Bool {
-        let (items, shutdown) = inbox.take()
-        acceptPaused = false
-        for item in items { handle(item) }
-        return shutdown
-    }
-
-    /// Holding: events are written at the end of the coalescing window, and meanwhile they do not
-    /// wake the loop, so a burst costs no turns (replies and shutdown still do). The inbox is taken
-    /// when the hold ends, before any client's next commands, so an event published before a
-    /// command still reaches that client before the reply.
-    private func endOfTurn() {
-        if let hold = remainingHold() {
-            inbox.eventsWakeTheLoop(false)
-            guard holdTimer == nil else { return }
-            holdTimer = loop.schedule(at: .now + .nanoseconds(hold)) { [self] in
-                holdTimer = nil
-                takeInbox()
-            }
-            return
-        }
-        if let holdTimer { loop.cancel(holdTimer) }
-        holdTimer = nil
-        inbox.eventsWakeTheLoop(true)
-        publishCounters()   // before writing: whatever a client reads is already counted
-        flushDirty()
-        publishCounters()
-    }
-
-    /// Closes every client and the socket, once; the loop drops the watch at its next turn.
-    private func finish() {
-        guard !stopped else { return }
-        stopped = true
-        if let holdTimer { loop.cancel(holdTimer) }
-        holdTimer = nil
-        publishCounters()
-        inbox.close()
-        closeAll()
-        loop.wake()
-        finished()
     }
 
     /// How long to keep collecting events before writing them, or nil when not holding: nothing to
@@ -232,6 +192,7 @@ final class BrokerLoop: LoopWatch, @unchecked Sendable {   // confined to `loop`
         let client = BrokerClient(fd: fd, info: info, configuration: configuration)
         clients[fd] = client
         clientsByID[id] = client
+        pollSetStale = true
         let count = clients.count
         inbox.updateStatistics { $0.clients = count; $0.clientsAccepted += 1 }
         logger.info("socket client connected", metadata: peer.merging(["client": "\(id)"]) { $1 })
@@ -409,6 +370,7 @@ final class BrokerLoop: LoopWatch, @unchecked Sendable {   // confined to `loop`
         clients[client.fd] = nil
         clientsByID[client.info.id] = nil
         subscriptions.remove(client, filters: client.subscriptions)
+        pollSetStale = true
         Glibc.close(client.fd)
         acceptPaused = false
         let count = clients.count

@@ -1,32 +1,23 @@
-import Dispatch
 import Glibc
 import Logging
 import NearbyProtocol
 import SystemCall
 import Synchronization
 
-/// The UNIX socket broker (docs/socket-protocol.md): on an event loop (the gateway's, shared with
-/// the radio and the manager), it polls every client, answers SUB, UNSUB and PING itself and hands
-/// PUB, UNPUB, SET and GET to the `BrokerHandler`. `publish` may be called from any thread or actor
-/// and never blocks on a client.
+/// The UNIX socket broker (docs/socket-protocol.md): one dedicated thread runs a poll(2) loop over
+/// every client, answers SUB, UNSUB and PING itself and hands PUB, UNPUB, SET and GET to the
+/// `BrokerHandler`. `publish` may be called from any thread or actor and never blocks on a client.
 public final class SocketBroker: RetainedEventSource {
     public let configuration: SocketBrokerConfiguration
     private let logger: Logger
-    private let inbox = BrokerInbox()
-    private let loop: EventLoop
-    /// Whether the broker made its loop (and ends it with itself) or shares its owner's.
-    private let ownsLoop: Bool
-    /// Signalled once the broker has closed everything on its loop.
-    private let closed = DispatchSemaphore(value: 0)
-    private enum Phase { case idle, bound(SocketListener.Listening), running, stopped }
+    private let inbox: BrokerInbox
+    private enum Phase { case idle, bound(SocketListener.Listening), running(OSThread.Joinable), stopped }
     private let phase = Mutex(Phase.idle)
 
-    /// `loop`: the gateway's event loop; nil gives the broker a loop (a thread) of its own.
-    public init(configuration: SocketBrokerConfiguration, logger: Logger, loop: EventLoop? = nil) throws(SocketBrokerError) {
+    public init(configuration: SocketBrokerConfiguration, logger: Logger) throws(SocketBrokerError) {
         self.configuration = configuration
         self.logger = logger
-        self.loop = loop ?? EventLoop(name: "socket-broker")
-        ownsLoop = loop == nil
+        self.inbox = try BrokerInbox(path: configuration.path)
     }
 
     /// Creates the socket file and listens, without serving yet: a second gateway on the same path
@@ -39,20 +30,20 @@ public final class SocketBroker: RetainedEventSource {
         }
     }
 
-    /// Starts serving on the loop (binding first if `bind` was not called). Events published before
-    /// are delivered (and retained) from then on.
+    /// Starts the loop thread (binding first if `bind` was not called). Events published before are
+    /// delivered (and retained) from then on.
     public func start(handler: some BrokerHandler) throws(SocketBrokerError) {
         try phase.withLock { (phase) throws(SocketBrokerError) in
             if case .idle = phase { phase = .bound(try SocketListener.open(configuration, logger: logger)) }
             guard case .bound(let listening) = phase else { throw SocketBrokerError(path: configuration.path, kind: .alreadyStarted) }
-            let broker = BrokerLoop(configuration: configuration, listening: listening, inbox: inbox, handler: handler,
-                                    loop: loop, logger: logger) { [closed] in closed.signal() }
-            do throws(EventLoop.StartFailure) {
-                try broker.start()
+            let (configuration, inbox, logger) = (configuration, inbox, logger)
+            do throws(Errno) {
+                phase = .running(try OSThread.spawn(name: "socket-broker") {
+                    BrokerLoop(configuration: configuration, listening: listening, inbox: inbox, handler: handler, logger: logger).run()
+                })
             } catch {
-                throw SocketBrokerError(path: configuration.path, kind: .system(call: error.call, errno: error.errno))
+                throw SocketBrokerError(path: configuration.path, kind: .system(call: "pthread_create", errno: error))
             }
-            phase = .running
         }
     }
 
@@ -79,38 +70,33 @@ public final class SocketBroker: RetainedEventSource {
     /// Probes waiting for the loop's next turn: a stopped loop's stay until their callers are cancelled.
     var waitingProbes: Int { inbox.waitingProbes }
 
-    /// `shutdown` for callers on Swift's shared pool: the wait for the loop runs on a thread of its own.
+    /// `shutdown` for callers on Swift's shared pool: the wait for the loop thread runs on a thread
+    /// of its own.
     public func stop() async {
         await OwnThread.run("socket-stop") { self.shutdown() }
     }
 
     /// Closes every connection and the socket, removes the socket file, and returns when the loop
-    /// has done so (blocking: from an actor or task use `stop`; never on the loop's own thread).
-    /// Safe to call more than once, and before `start`.
+    /// thread has ended (blocking: from an actor or task use `stop`). Safe to call more than once,
+    /// and before `start`.
     public func shutdown() {
-        let running: Bool = phase.withLock { phase in
+        let thread: OSThread.Joinable? = phase.withLock { phase in
             defer { phase = .stopped }
             switch phase {
-            case .running: return true
+            case .running(let thread): return thread
             case .bound(let listening):
                 // Bound but never served (a later part failed to start): no loop to end, just the socket.
                 inbox.close()
                 close(listening.fd)
                 SocketListener.remove(listening, path: configuration.path)
-                return false
+                return nil
             case .idle, .stopped:
                 inbox.close()
-                return false
+                return nil
             }
         }
-        if running {
-            inbox.requestShutdown()
-            closed.wait()
-        }
-        if ownsLoop { loop.shutdown() }
-    }
-
-    deinit {
-        if ownsLoop { loop.finish() }
+        guard let thread else { return }
+        inbox.requestShutdown()
+        thread.join()
     }
 }

@@ -4,36 +4,15 @@ import Synchronization
 import Glibc
 #endif
 
-/// What the loop polls besides its own wake-up pipe: the HCI transport's descriptor, the socket
-/// broker's listener and clients. Its callbacks run on the loop's thread.
+/// A descriptor the loop polls besides its own wake-up pipe: the HCI transport's, the socket
+/// broker's listener and clients, the MQTT connection's. Its callbacks run on the loop's thread.
 public protocol LoopWatch: AnyObject, Sendable {
-    /// Appends the descriptors and poll(2) events wanted now; false once finished (the loop drops
-    /// the watch, and what it appended is not polled).
-    func interest(into set: inout [pollfd]) -> Bool
-    /// poll(2)'s answer for what `interest` appended, in its order; called when any has `revents`.
-    func ready(_ polled: ArraySlice<pollfd>)
-    /// poll(2) itself failed (ENOMEM): the watch ends with this error.
-    func pollFailed(_ error: Errno)
-}
-
-/// A watch of one descriptor (the HCI transport's).
-public protocol DescriptorWatch: LoopWatch {
-    /// The descriptor and poll(2) events wanted now, or nil once finished.
+    /// The descriptor and poll(2) events wanted now, or nil once finished (the loop drops the watch).
     func interest() -> (fd: Int32, events: Int16)?
     /// poll(2) reported `revents` for the descriptor.
     func ready(_ revents: Int16)
-}
-
-extension DescriptorWatch {
-    public func interest(into set: inout [pollfd]) -> Bool {
-        guard let (fd, events) = interest() else { return false }
-        set.append(pollfd(fd: fd, events: events, revents: 0))
-        return true
-    }
-
-    public func ready(_ polled: ArraySlice<pollfd>) {
-        if let revents = polled.first?.revents, revents != 0 { ready(revents) }
-    }
+    /// poll(2) itself failed (ENOMEM): the watch ends with this error.
+    func pollFailed(_ error: Errno)
 }
 
 /// The gateway's one event loop (docs/architecture.md, "Concurrency"): one thread that is the serial
@@ -189,7 +168,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
 
     // MARK: the watched descriptor
 
-    /// Polls `watch`'s descriptors from now on, until its `interest(into:)` answers false. Throws why the
+    /// Polls `watch`'s descriptor from now on, until its `interest()` answers nil. Throws why the
     /// loop has no thread.
     public func watch(_ watch: any LoopWatch) throws(StartFailure) {
         if let failure { throw failure }
@@ -270,8 +249,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         runner.store(UInt(pthread_self()), ordering: .releasing)
         // Kept across turns (capacity and all), so a wake-up allocates nothing.
         var fds: [pollfd] = []
-        // Where each watch's descriptors start in `fds` (after the wake-up pipe's).
-        var starts: [Int] = []
+        var interests: [(fd: Int32, events: Int16)?] = []
         // A timer is due once the loop has polled after its deadline: what arrived before it (a
         // Command Complete the command timer waits for) is read first. A thread that was not
         // scheduled for longer than a timeout (a starved Pi) would otherwise time out an answer
@@ -292,23 +270,16 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
             // What ran may have queued more or armed an earlier timer: look again before sleeping.
             if !work.isEmpty || !due.isEmpty { continue }
             if stopping { break }
-            fds.removeAll(keepingCapacity: true)
-            fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
-            starts.removeAll(keepingCapacity: true)
-            var finished: [any LoopWatch] = []
-            for watch in watches {
-                starts.append(fds.count)
-                let start = fds.count
-                if !watch.interest(into: &fds) {
-                    fds.removeSubrange(start...)
-                    finished.append(watch)
-                }
-            }
-            if !finished.isEmpty {
+            interests.removeAll(keepingCapacity: true)
+            for watch in watches { interests.append(watch.interest()) }
+            if interests.contains(where: { $0 == nil }) {
+                let finished = zip(watches, interests).filter { $0.1 == nil }.map(\.0)
                 state.withLock { state in state.watches.removeAll { watch in finished.contains { $0 === watch } } }
                 continue
             }
-            starts.append(fds.count)
+            fds.removeAll(keepingCapacity: true)
+            fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
+            for interest in interests { fds.append(pollfd(fd: interest!.fd, events: interest!.events, revents: 0)) }
             willPoll?()
             do throws(Errno) {
                 try SystemCall.retrying { poll(&fds, nfds_t(fds.count), timeout) }
@@ -319,13 +290,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
                 continue
             }
             if fds[0].revents != 0 { wakePipe?.drain() }
-            // Work posted before a descriptor became readable runs before it is read: an event a
-            // thread published before a client's command still reaches that client before the reply.
-            for item in state.withLock({ state in defer { state.work = [] }; return state.work }) { run(item) }
-            for (index, watch) in watches.enumerated() {
-                let polled = fds[starts[index]..<starts[index + 1]]
-                if polled.contains(where: { $0.revents != 0 }) { watch.ready(polled) }
-            }
+            for (watch, polled) in zip(watches, fds.dropFirst()) where polled.revents != 0 { watch.ready(polled.revents) }
         }
         runner.store(0, ordering: .releasing)
     }

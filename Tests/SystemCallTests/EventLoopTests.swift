@@ -18,7 +18,7 @@ private actor OnLoop {
 }
 
 /// A pipe's read end on the loop: reads a byte when poll(2) says so, and reports it.
-private final class PipeWatch: DescriptorWatch {
+private final class PipeWatch: LoopWatch {
     let fd: Int32
     let onRead: @Sendable () -> Void
     private let finished = Atomic<Bool>(false)

@@ -40,31 +40,20 @@ struct GatewayParts: Sendable {
 
         // 2. The socket, bound now: a second gateway on the same path is refused here, before it
         // touches the GPIO lines, the sound card or the radio that the first one holds.
-        // The gateway's event loop: the radio, the manager and the socket's clients all run on it.
-        let loop = EventLoop(name: "gateway")
-        if let failure = loop.failure {
-            throw SocketBrokerError(path: config.socket.path, kind: .system(call: failure.call, errno: failure.errno))
-        }
-        let broker = try SocketBroker(configuration: config.socketConfiguration, logger: logger.labelled("socket"), loop: loop)
-        do {
-            try broker.bind()
-        } catch {
-            loop.finish()
-            throw error
-        }
+        let broker = try SocketBroker(configuration: config.socketConfiguration, logger: logger.labelled("socket"))
+        try broker.bind()
         do {
             return try await assembleHardware(config: config, board: board, state: state, problem: problem, stateFile: stateFile,
-                                              loop: loop, broker: broker, logLevel: logLevel, logger: logger)
+                                              broker: broker, logLevel: logLevel, logger: logger)
         } catch {
             await broker.stop()   // the socket file goes with the failed start
-            loop.finish()
             throw error
         }
     }
 
     private static func assembleHardware(
         config: GatewayConfig, board: Board, state: GatewayState, problem: StateFileProblem?, stateFile: StateFile,
-        loop: EventLoop, broker: SocketBroker, logLevel: SharedLogLevel, logger: Logger
+        broker: SocketBroker, logLevel: SharedLogLevel, logger: Logger
     ) async throws -> GatewayParts {
 
         // The MQTT bridge, only with `[mqtt]`; its thread starts (and connects) once the manager exists.
@@ -95,6 +84,12 @@ struct GatewayParts: Sendable {
         // 5. The radio (connects in `run`, reconnecting by itself) and the manager that owns it all,
         // both on the gateway's loop: a sighting reaches the manager on the thread that read it.
         let settings = try ManagerSettings(config: config, board: board)
+        let loop = EventLoop(name: "gateway")
+        if let failure = loop.failure {
+            // Without its thread the loop would run on Swift's pool, which blocking work must never
+            // hold: refuse the start, naming the call that failed.
+            throw RadioError.system(failure.call, device: "event loop \(loop.name)", errno: failure.errno)
+        }
         let radio = Radio(device: try RadioDevice(parsing: config.radio.device, exclusive: config.radio.exclusive),
                           configuration: config.radioConfiguration, logger: logger.labelled("radio"), loop: loop)
         let manager = MessageManager(settings: settings, state: state, stateFile: stateFile, air: radio, audio: audio,

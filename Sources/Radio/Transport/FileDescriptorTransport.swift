@@ -18,7 +18,7 @@ import Glibc
 /// `send` never blocks: it writes with MSG_DONTWAIT what the socket takes and leaves the rest to
 /// the loop, which writes it when poll(2) says the socket has room. A controller that stops
 /// reading fails `send` once `maxUnsentBytes` are waiting, instead of stalling the caller.
-final class FileDescriptorTransport: HCITransport, DescriptorWatch {
+final class FileDescriptorTransport: HCITransport, LoopWatch {
     let device: String
     let ownsController: Bool
     let incoming: EventQueue<TransportEvent>
@@ -132,7 +132,7 @@ final class FileDescriptorTransport: HCITransport, DescriptorWatch {
         if wake { loop.wake() }
     }
 
-    // MARK: DescriptorWatch (on the loop's thread)
+    // MARK: LoopWatch (on the loop's thread)
 
     func interest() -> (fd: Int32, events: Int16)? {
         let (fd, closing, writing) = state.withLock { ($0.fd, $0.closeRequested, !$0.unsent.isEmpty) }
