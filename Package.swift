@@ -114,7 +114,7 @@ let package = Package(
         .testTarget(name: "RadioTests", dependencies: ["Radio", "SplitMix", "SystemCall", "TestSupport"]),
         .testTarget(name: "ModemTests", dependencies: ["Modem", "SystemCall"]),
         // One test target per module, its folders mirroring the module's.
-        .testTarget(name: "SystemCallTests", dependencies: ["SystemCall"]),
+        .testTarget(name: "SystemCallTests", dependencies: ["SystemCall", "TestSupport"]),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"]),
         .testTarget(name: "NearbyProtocolTests", dependencies: ["NearbyProtocol", "SplitMix", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "MQTT", "NearbyProtocol", "Radio", "TestSupport"]),
