@@ -35,9 +35,13 @@ let package = Package(
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         // The MQTT bridge's client (docs/mqtt.md), libmosquitto, loaded with dlopen(3) only when the config
-        // has [mqtt] (its headers are needed to build, the library only to bridge); only
-        // Sources/MQTT/Mosquitto.swift imports it.
+        // has [mqtt]; the little of <mosquitto.h> it uses is declared in its own header, so neither the
+        // library nor libmosquitto-dev is needed to build; only Sources/MQTT/Mosquitto.swift imports it.
         .target(name: "CMosquitto"),
+        // AES-128 for resolvable private addresses (docs/identities.md), from OpenSSL's libcrypto, loaded
+        // with dlopen(3) only when the config has [[identity]]; its C file declares the six EVP functions
+        // it calls, so building needs no libssl-dev. Only Sources/Radio/Privacy/AES128.swift imports it.
+        .target(name: "CCrypto"),
         // libgpiod 1.6 (Debian 12) and 2.x (Debian 13) have different APIs: a small C shim compiled
         // against whichever <gpiod.h> is installed gives Swift one API for both (docs/leds.md).
         .target(name: "CGPIOD", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("gpiod")]),
@@ -49,7 +53,7 @@ let package = Package(
         // The version fixed at build time (scripts/package defines it; a plain build says 0.0.0-dev).
         .target(name: "CVersion", cSettings: version.map { [.define("NEARBY_GATEWAY_VERSION", to: "\"\($0)\"")] } ?? []),
 
-        .target(name: "Radio", dependencies: ["CBluetooth", "SystemCall", logging]),
+        .target(name: "Radio", dependencies: ["CBluetooth", "CCrypto", "SystemCall", logging]),
         // Optimised in debug builds too: the modem's tests run the channel simulator and the decoder
         // over minutes of audio, which -Onone makes ~10× slower (checks stay on: -O, not -Ounchecked).
         .target(name: "Modem", dependencies: ["CALSA", "SplitMix", "SystemCall", logging],
@@ -87,7 +91,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "GatewayCLI",
-            dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "MQTT", "Modem", "SystemCall", "CVersion", logging,
+            dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "MQTT", "Modem", "Radio", "SystemCall", "CVersion", logging,
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "UnixSignals", package: "swift-service-lifecycle")],
@@ -116,7 +120,7 @@ let package = Package(
         .testTarget(name: "RadioTests", dependencies: ["Radio", "SplitMix", "SystemCall", "TestSupport"]),
         .testTarget(name: "ModemTests", dependencies: ["Modem", "SystemCall"]),
         // One test target per module, its folders mirroring the module's.
-        .testTarget(name: "SystemCallTests", dependencies: ["SystemCall"]),
+        .testTarget(name: "SystemCallTests", dependencies: ["SystemCall", "TestSupport"]),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"]),
         .testTarget(name: "NearbyProtocolTests", dependencies: ["NearbyProtocol", "SplitMix", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "MQTT", "NearbyProtocol", "Radio", "TestSupport"]),

@@ -1,4 +1,5 @@
 import Logging
+import SystemCall
 
 /// One BLE controller, kept alive: opens the device, resets the controller, applies the current
 /// advertisements and scanning, reports sightings, and when the controller vanishes reports it
@@ -12,11 +13,14 @@ import Logging
 /// payload instead of a rotation (`AdvertisingSets.swift`). Scanning is passive without
 /// duplicate filtering.
 ///
-/// The radio, its controller, their timers and the transport's reads all run on one thread of
-/// their own (`RadioLoop`): an advertising step wakes one thread, not a timer thread, a reader and
-/// Swift's pool (docs/footprint.md). Only sightings and state changes cross to the owner.
+/// The radio, its controller, their timers and the transport's reads all run on one thread
+/// (`EventLoop`), the gateway's, which its owner (the message manager) shares: an advertising step
+/// or a sighting wakes that one thread, not a timer thread, a reader and Swift's pool
+/// (docs/architecture.md, "Concurrency").
 public actor Radio {
-    nonisolated let loop: RadioLoop
+    public nonisolated let loop: EventLoop
+    /// Whether the radio made its loop (and ends it with itself) or shares its owner's.
+    private nonisolated let ownsLoop: Bool
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
     public nonisolated let events: EventQueue<RadioEvent>
     nonisolated let sink: EventQueue<RadioEvent>.Sink
@@ -26,7 +30,7 @@ public actor Radio {
     nonisolated let recorder = StatisticsRecorder()
     /// When reports last arrived; nil when `quietTimeout` is nil (never reset for silence).
     nonisolated let quietWatch: QuietWatch?
-    private let openTransport: @Sendable (StatisticsRecorder, RadioLoop) throws(RadioError) -> any HCITransport
+    private let openTransport: @Sendable (StatisticsRecorder, EventLoop) throws(RadioError) -> any HCITransport
 
     // What the owner asked for; every (re)connection converges the controller to it.
     var advertisements: [[UInt8]] = []
@@ -43,18 +47,29 @@ public actor Radio {
     /// (and counted) rather than growing memory.
     static let bufferedEvents = 4096
 
-    public init(device: RadioDevice, configuration: RadioConfiguration = RadioConfiguration(), logger: Logger) {
-        self.init(name: device.description, configuration: configuration, logger: logger) { recorder, loop throws(RadioError) in
-            try device.open(recorder: recorder, loop: loop)
+    /// `loop`: the gateway's event loop, which the radio then shares with the owner of its sightings
+    /// (so a sighting reaches it without crossing threads); nil gives the radio a loop of its own.
+    public init(device: RadioDevice, configuration: RadioConfiguration = RadioConfiguration(), logger: Logger,
+                loop: EventLoop? = nil) {
+        var adapterLogger = logger
+        adapterLogger[metadataKey: "device"] = "\(device)"
+        self.init(name: device.description, configuration: configuration, logger: logger, loop: loop) { [adapterLogger] recorder, loop throws(RadioError) in
+            // A shared kernel adapter that is down is brought up before each connection (AdapterPower).
+            if case .kernel(let index, exclusive: false) = device,
+               try AdapterPower.ensureUp(index: index, device: device.description, kernel: HCISocket.Kernel()) == .broughtUp {
+                adapterLogger.notice("\(device) was down: brought it up (HCIDEVUP, as `hciconfig \(device) up` does)")
+            }
+            return try device.open(recorder: recorder, loop: loop)
         }
     }
 
     /// Any transport, e.g. a fake controller in tests.
     init(
-        name: String, configuration: RadioConfiguration, logger: Logger,
-        openTransport: @escaping @Sendable (StatisticsRecorder, RadioLoop) throws(RadioError) -> any HCITransport
+        name: String, configuration: RadioConfiguration, logger: Logger, loop: EventLoop? = nil,
+        openTransport: @escaping @Sendable (StatisticsRecorder, EventLoop) throws(RadioError) -> any HCITransport
     ) {
-        loop = RadioLoop(name: "radio")
+        self.loop = loop ?? EventLoop(name: "radio")
+        ownsLoop = loop == nil
         device = name
         self.configuration = configuration
         var logger = logger
@@ -63,14 +78,14 @@ public actor Radio {
         self.openTransport = openTransport
         quietWatch = configuration.quietTimeout.map(QuietWatch.init(timeout:))
         (events, sink) = EventQueue.make(limit: Self.bufferedEvents)
-        if let failure = loop.failure {
+        if let failure = self.loop.failure {
             logger.warning("no radio thread: the radio runs on the shared pool",
                            metadata: ["call": "\(failure.call)", "errno": "\(failure.errno.rawValue)"])
         }
     }
 
     deinit {
-        loop.finish()   // no join here: a deinit may run on Swift's pool
+        if ownsLoop { loop.finish() }   // no join here: a deinit may run on Swift's pool
     }
 
     /// Input dropped so far (garbage bytes, malformed events and adverts, overflow).
@@ -122,6 +137,7 @@ public actor Radio {
     private func runLoop() async {
         var delay = configuration.reconnectInitialDelay
         var downReported = false
+        var reportedRemedy: String?
         while !Task.isCancelled {
             let (wasUp, failure) = await connectAndServe()
             guard let failure, !Task.isCancelled else { break }
@@ -139,12 +155,15 @@ public actor Radio {
                 downReported = false
                 delay = configuration.reconnectInitialDelay
             }
-            if downReported {
+            // Once down, retries are quiet, unless one says what would fix it (an adapter the
+            // gateway may not bring up): that is reported too, once.
+            if downReported, failure.remedy == nil || failure.remedy == reportedRemedy {
                 logger.debug("reconnect failed", metadata: ["error": "\(failure)"])
             } else {
                 logger.error("controller down", metadata: ["error": "\(failure)", "errno": "\(failure.errno.map { String($0.rawValue) } ?? "-")"])
                 sink.yield(.down(failure))
                 downReported = true
+                reportedRemedy = failure.remedy
             }
             do {
                 try await loop.sleep(for: delay)

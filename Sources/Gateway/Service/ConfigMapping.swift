@@ -18,8 +18,9 @@ extension ManagerSettings {
             subscriptions: config.subscriptions.map { subscription in
                 Subscription(namespace: subscription.namespace, type: subscription.type, mediums: Set(subscription.mediums),
                              mode: subscription.mode, background: subscription.background, lostAfter: subscription.lostAfter,
-                             include: Set(subscription.include), led: subscription.led)
+                             include: Set(subscription.include), identities: Set(subscription.identities), led: subscription.led)
             },
+            identities: config.identities.isEmpty ? nil : try Identities(config.identities),
             logLevel: config.logLevel,
             limits: config.limits,
             airCapacity: Self.airCapacity(intervalMs: config.radio.intervalMs, lostAfterS: config.radio.lostAfterS),
