@@ -14,7 +14,7 @@ let ownImportsOnly = SwiftSetting.enableUpcomingFeature("MemberImportVisibility"
 // Release builds serialise a module's function bodies into its module file, so the modules that import
 // it can inline them and specialise its generics: Gateway's FoundSet<DiscoveryKey, DiscoveryDetails>,
 // and the bench's AirIngest.ingest for its sink. Without it every call from Gateway into NearbyProtocol's
-// found set went through witness tables: the advert pipeline lost 28 % per CPU second when the split
+// found set went through witness tables: the advert pipeline lost 30 % per CPU second when the split
 // put the protocol in its own module (docs/architecture.md, "Module boundaries and speed").
 let inlinableAcrossModules = SwiftSetting.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))
 
