@@ -66,11 +66,11 @@ struct DecodeCommand: AsyncParsableCommand {
         receptions += decoder.feedReceptions([Float](repeating: 0, count: GGWave.sampleRate / 2))
         for r in receptions {
             print(String(cFormat: "%8.3f s  ", Double(r.startSample) / Double(GGWave.sampleRate))
-                + "\(r.protocol)  \(r.payload.count) bytes  \(Self.hex(r.payload))" + Self.quoted(r.payload))
+                + "\(r.protocol)  \(r.payload.count) bytes  \(Hex.lower(r.payload))" + Self.quoted(r.payload))
             guard reassembler != nil else { continue }
             switch reassembler!.ingest(r.payload, source: SourceID(medium: .audio, address: 0), now: .now) {
             case .message(let m):
-                print("          message \(TerminalText.escape(m.namespace))/\(TerminalText.escape(m.type))  \(m.content.count) bytes  \(Self.hex(m.content))"
+                print("          message \(TerminalText.escape(m.namespace))/\(TerminalText.escape(m.type))  \(m.content.count) bytes  \(Hex.lower(m.content))"
                     + Self.quoted(m.content))
             case .subscriberBeacon(let id): print("          subscriber beacon \(id)")
             case .incomplete: print("          chunk of a message, waiting for the rest")
@@ -80,8 +80,6 @@ struct DecodeCommand: AsyncParsableCommand {
         }
         if receptions.isEmpty { print("no payload found in \(file)") }
     }
-
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(cFormat: "%02x", $0) }.joined() }
 
     /// `  "text"` when the bytes are UTF-8, control characters escaped; empty otherwise.
     static func quoted(_ bytes: [UInt8]) -> String {

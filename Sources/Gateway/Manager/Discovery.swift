@@ -2,6 +2,7 @@ import Config
 import FoundationEssentials
 import NearbyProtocol
 import Radio
+import SystemCall
 
 /// What the found set holds: one of our messages, or a beacon a subscription opted into.
 /// Keys are content, never addresses or message ids, so rotation never causes a lost/found.
@@ -185,31 +186,6 @@ struct DiscoveryDetails: Sendable {
     var extraFields: [(String, String)] {
         guard let type = beaconADType, let beacon = Beacon.parse(type: type, data: content) else { return [] }
         return BeaconDiscovery.fields(beacon, telemetry: telemetry)
-    }
-}
-
-enum Hex {
-    static func lower(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// 8-4-4-4-12, lower case.
-    static func uuid(_ bytes: [UInt8]) -> String {
-        let hex = lower(bytes)
-        guard hex.count == 32 else { return hex }
-        let parts = [8, 4, 4, 4, 12]
-        var index = hex.startIndex
-        return parts.map { length in
-            let end = hex.index(index, offsetBy: length)
-            defer { index = end }
-            return String(hex[index..<end])
-        }.joined(separator: "-")
     }
 }
 
