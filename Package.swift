@@ -35,11 +35,11 @@ let package = Package(
         // libgpiod 1.6 (Debian 12) and 2.x (Debian 13) have different APIs: a small C shim compiled
         // against whichever <gpiod.h> is installed gives Swift one API for both (docs/leds.md).
         .target(name: "CGPIOD", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("gpiod")]),
-        // The GNU socket extensions Swift's Glibc module hides (ppoll, accept4, SO_PEERCRED's ucred);
-        // only Sources/Broker/Posix.swift imports it.
+        // The GNU calls Swift's Glibc module hides (ppoll, accept4, pipe2, SO_PEERCRED's ucred); only
+        // Sources/SystemCall/Descriptor.swift imports it.
         .target(name: "CSocket"),
         // The system-call patterns (EINTR retried, EAGAIN as a value, write-all) and `Errno`, once.
-        .target(name: "SystemCall", swiftSettings: [ownImportsOnly]),
+        .target(name: "SystemCall", dependencies: ["CSocket"], swiftSettings: [ownImportsOnly]),
         // The version fixed at build time (scripts/package defines it; a plain build says 0.0.0-dev).
         .target(name: "CVersion", cSettings: version.map { [.define("NEARBY_GATEWAY_VERSION", to: "\"\($0)\"")] } ?? []),
 
@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "Config", dependencies: ["NearbyProtocol", "LEDs", "Radio", "SystemCall", logging],
                 swiftSettings: [ownImportsOnly]),
         // The UNIX-socket line protocol's broker: its own poll(2) thread, clients, subscriptions, retained events.
-        .target(name: "Broker", dependencies: ["NearbyProtocol", "CSocket", "SystemCall", logging],
+        .target(name: "Broker", dependencies: ["NearbyProtocol", "SystemCall", logging],
                 swiftSettings: [ownImportsOnly]),
         // The front panel: LED patterns over libgpiod (or simulated), input lines.
         .target(name: "LEDs", dependencies: ["NearbyProtocol", "CGPIOD", "SystemCall", logging],
