@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import Modem
+import ModemTestSupport
 import SplitMix
 import SystemCall
 

@@ -1,4 +1,5 @@
 import Logging
+import SystemCall
 
 /// One BLE controller, kept alive: opens the device, resets the controller, applies the current
 /// advertisements and scanning, reports sightings, and when the controller vanishes reports it

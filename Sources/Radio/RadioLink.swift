@@ -1,3 +1,4 @@
+import Logging
 /// What the connected controller currently has applied, so each step only sends what changed.
 struct LinkState {
     var info: ControllerInfo
