@@ -67,6 +67,11 @@ let package = Package(
         // The UNIX-socket line protocol's broker: its own poll(2) thread, clients, subscriptions, retained events.
         .target(name: "Broker", dependencies: ["NearbyProtocol", "SystemCall", logging],
                 swiftSettings: [ownImportsOnly]),
+        // The socket's client side: a blocking line client (`monitor`, the tests, the bench's clients
+        // can use it) and the table `monitor` shows a person. Not in Broker, so the daemon's callers
+        // get no server and the server ships no client.
+        .target(name: "LineClient", dependencies: ["NearbyProtocol", "SystemCall"],
+                swiftSettings: [ownImportsOnly]),
         // gateway.toml and the board files: TOML, checks, every problem reported at once.
         .target(name: "Config", dependencies: ["NearbyProtocol", "LEDs", "Radio", "SystemCall", logging],
                 swiftSettings: [ownImportsOnly]),
@@ -85,7 +90,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "GatewayCLI",
-            dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "MQTT", "Modem", "SystemCall", "CVersion", logging,
+            dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "LineClient", "MQTT", "Modem", "SystemCall", "CVersion", logging,
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "UnixSignals", package: "swift-service-lifecycle")],
@@ -123,12 +128,13 @@ let package = Package(
         .testTarget(name: "RadioTests", dependencies: ["Radio", "SplitMix", "SystemCall", "TestSupport", logging]),
         .testTarget(name: "ModemTests", dependencies: ["Modem", "ModemTestSupport", "SplitMix", "SystemCall"]),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs", "SystemCall", "TestSupport", logging]),
-        .testTarget(name: "BrokerTests", dependencies: ["Broker", "NearbyProtocol", "SplitMix", "SystemCall", "TestSupport", logging]),
+        .testTarget(name: "BrokerTests", dependencies: ["Broker", "LineClient", "NearbyProtocol", "SplitMix", "SystemCall", "TestSupport", logging]),
+        .testTarget(name: "LineClientTests", dependencies: ["LineClient", "Broker", "NearbyProtocol"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "MQTT", "NearbyProtocol", "TestSupport"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Config", "NearbyProtocol", "SystemCall", logging]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "MQTT", "Radio",
                                                           "SplitMix", "SystemCall", "TestSupport", logging]),
         // Drives the built `nearby-gateway` binary against btvirt, ALSA's file plugin and the socket.
-        .testTarget(name: "EndToEndTests", dependencies: ["NearbyProtocol", "Broker", "Radio", "SplitMix", "SystemCall", "TestSupport", logging]),
+        .testTarget(name: "EndToEndTests", dependencies: ["NearbyProtocol", "LineClient", "Radio", "SplitMix", "SystemCall", "TestSupport", logging]),
     ]
 )
