@@ -22,30 +22,19 @@ struct DecodeCommand: AsyncParsableCommand {
     @Argument(help: "The WAV file to read.")
     var file: String
 
-    @Option(name: .long, help: "Only listen for this protocol (ultrasound-normal, ultrasound-fast, ultrasound-fastest).")
-    var `protocol`: String?
+    @OptionGroup var air: AirOptions
 
     @Option(name: .long, help: "Gateway configuration whose api_key authenticates frames.")
     var config: String?
 
-    @Option(name: .long, help: "Unix time the recording was made (picks the rotation epoch; default now).")
-    var at: Double?
-
     func run() async throws {
-        var protocols = GGWaveProtocol.allCases
-        if let name = `protocol` {
-            guard let proto = GGWaveProtocol(rawValue: name) else {
-                throw ValidationError("unknown protocol '\(name)'; use one of "
-                    + GGWaveProtocol.allCases.map(\.rawValue).joined(separator: ", "))
-            }
-            protocols = [proto]
-        }
+        let protocols = air.protocol.map { [$0] } ?? GGWaveProtocol.allCases
         var reassembler: Reassembler?
         if let path = config {
             do {
                 let cfg = try ConfigLoader.load(path: path).0
                 let codec = FrameCodec(apiKey: cfg.apiKey, rotateSeconds: cfg.radio.rotateS)
-                reassembler = Reassembler(codec: codec, epoch: codec.epoch(at: at.map { Date(timeIntervalSince1970: $0) } ?? Date()))
+                reassembler = Reassembler(codec: codec, epoch: codec.epoch(at: air.date))
             } catch {
                 throw CommandFailure(error.problems.map { "\($0)" }.joined(separator: "\n"))
             }
