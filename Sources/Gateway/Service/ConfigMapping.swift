@@ -34,10 +34,18 @@ extension GatewayConfig {
         SocketBrokerConfiguration(path: socket.path, mode: socket.mode, group: socket.group, maxClients: socket.maxClients)
     }
 
+    private var reannouncePolicy: ReannouncePolicy {
+        switch radio.reannounce {
+        case .automatic: .automatic
+        case .everyInterval: .everyInterval
+        case .onChange: .onChange
+        }
+    }
+
     var radioConfiguration: RadioConfiguration {
         // Scan interval = the advertising interval; the window is the configured duty cycle of it.
         let window = radio.interval * Double(max(1, min(100, radio.scanDuty))) / 100
         return RadioConfiguration(advertisingInterval: radio.interval, scanInterval: radio.interval, scanWindow: window,
-                                  reannounce: radio.reannounce, quietTimeout: radio.quietS > 0 ? .seconds(radio.quietS) : nil)
+                                  reannounce: reannouncePolicy, quietTimeout: radio.quietS > 0 ? .seconds(radio.quietS) : nil)
     }
 }
