@@ -76,7 +76,7 @@ let package = Package(
         .target(name: "Config", dependencies: ["NearbyProtocol", "SystemCall", logging],
                 swiftSettings: [ownImportsOnly]),
         // The optional bridge to an MQTT broker (Home Assistant discovery) over libmosquitto.
-        .target(name: "MQTT", dependencies: ["NearbyProtocol", "Config", "CMosquitto", "SystemCall", logging],
+        .target(name: "MQTT", dependencies: ["NearbyProtocol", "CMosquitto", "SystemCall", logging],
                 swiftSettings: [ownImportsOnly]),
         // The core that wires the parts: the message manager, the state file, the `run` service.
         .target(
@@ -130,7 +130,7 @@ let package = Package(
         .testTarget(name: "LEDsTests", dependencies: ["LEDs", "SystemCall", "TestSupport", logging]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "LineClient", "NearbyProtocol", "SplitMix", "SystemCall", "TestSupport", logging]),
         .testTarget(name: "LineClientTests", dependencies: ["LineClient", "Broker", "NearbyProtocol"]),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "MQTT", "NearbyProtocol", "TestSupport"]),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "NearbyProtocol", "TestSupport"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Config", "NearbyProtocol", "SystemCall", logging]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "MQTT", "Radio",
                                                           "SplitMix", "SystemCall", "TestSupport", logging]),

@@ -109,14 +109,6 @@ public enum AudioProtocol: String, Sendable, Hashable, CaseIterable {
     case ultrasoundFastest = "ultrasound-fastest"
 }
 
-/// Beacons a subscription can opt into (`include`), found under reserved namespaces.
-public enum BeaconFilter: String, Sendable, Hashable, CaseIterable {
-    case eddystoneUID = "eddystone-uid"
-    case eddystoneURL = "eddystone-url"
-    case eddystoneTLM = "eddystone-tlm"
-    case iBeacon = "ibeacon"
-}
-
 /// A `[[publication]]`.
 public struct PublicationConfig: Sendable, Equatable {
     public var message: Message

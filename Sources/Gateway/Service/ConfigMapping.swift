@@ -1,5 +1,6 @@
 import Broker
 import Config
+import MQTT
 import NearbyProtocol
 import Radio
 
@@ -30,6 +31,12 @@ extension ManagerSettings {
 }
 
 extension GatewayConfig {
+    /// `[mqtt]` itself needs no mapping: its settings (`MQTTSettings`) are shared by the reader and the
+    /// bridge, in NearbyProtocol; the bridge's view of the subscriptions is made here.
+    var bridgedSubscriptions: [BridgedSubscription] {
+        subscriptions.map { BridgedSubscription(namespace: $0.namespace, type: $0.type, include: $0.include) }
+    }
+
     var socketConfiguration: SocketBrokerConfiguration {
         SocketBrokerConfiguration(path: socket.path, mode: socket.mode, group: socket.group, maxClients: socket.maxClients)
     }

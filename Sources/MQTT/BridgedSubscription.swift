@@ -1,0 +1,16 @@
+import NearbyProtocol
+
+/// What the bridge needs of a `[[subscription]]`: which messages and beacons it matches, for its Home
+/// Assistant entity. Gateway/Service/ConfigMapping.swift makes these from the config.
+public struct BridgedSubscription: Sendable, Equatable {
+    public var namespace: String
+    /// "*" = every type of the namespace.
+    public var type: String
+    public var include: [BeaconFilter]
+
+    public init(namespace: String, type: String = "*", include: [BeaconFilter] = []) {
+        self.namespace = namespace
+        self.type = type
+        self.include = include
+    }
+}
