@@ -107,6 +107,11 @@ def rows(results):
         builders["theengs"] = theengs.rows
     except ImportError:
         pass
+    try:
+        import load
+        builders["load"] = lambda d: load.rows(d, row)
+    except ImportError:
+        pass
     for section, data in results["sections"].items():
         if section in builders:
             out += builders[section](data)
@@ -221,7 +226,7 @@ def markdown(results, rs):
 
 DETAIL_PREFIXES = {"pipeline": "**Advert pipeline run.**", "fanout": "**Fan-out run.**", "modem": "**Modem run.**",
                    "process": "**Gateway process run**", "mqtt": "**MQTT bridge run.**",
-                   "theengs": "**Theengs run.**"}
+                   "theengs": "**Theengs run.**", "load": "**Load run.**"}
 
 
 def carried(path, rerun):
