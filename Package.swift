@@ -29,9 +29,13 @@ let package = Package(
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         // The MQTT bridge's client (docs/mqtt.md), libmosquitto, loaded with dlopen(3) only when the config
-        // has [mqtt] (its headers are needed to build, the library only to bridge); only
-        // Sources/MQTT/Mosquitto.swift imports it.
+        // has [mqtt]; the little of <mosquitto.h> it uses is declared in its own header, so neither the
+        // library nor libmosquitto-dev is needed to build; only Sources/MQTT/Mosquitto.swift imports it.
         .target(name: "CMosquitto"),
+        // AES-128 for resolvable private addresses (docs/identities.md), from OpenSSL's libcrypto, loaded
+        // with dlopen(3) only when the config has [[identity]]; its C file declares the six EVP functions
+        // it calls, so building needs no libssl-dev. Only Sources/Radio/Privacy/AES128.swift imports it.
+        .target(name: "CCrypto"),
         // libgpiod 1.6 (Debian 12) and 2.x (Debian 13) have different APIs: a small C shim compiled
         // against whichever <gpiod.h> is installed gives Swift one API for both (docs/leds.md).
         .target(name: "CGPIOD", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("gpiod")]),
@@ -55,7 +59,7 @@ let package = Package(
         .target(name: "NearbyProtocol", dependencies: ["SystemCall", "Digest"],
                 swiftSettings: [ownImportsOnly]),
         // HCI codec, transports, advertiser and scanner, AD and beacon parsing.
-        .target(name: "Radio", dependencies: ["CBluetooth", "SystemCall", logging],
+        .target(name: "Radio", dependencies: ["CBluetooth", "CCrypto", "SystemCall", logging],
                 swiftSettings: [ownImportsOnly]),
         // Optimised in debug builds too: the modem's tests run the decoder over minutes of audio, which
         // -Onone makes ~10× slower (checks stay on: -O, not -Ounchecked).
@@ -73,7 +77,7 @@ let package = Package(
         .target(name: "LineClient", dependencies: ["NearbyProtocol", "SystemCall"],
                 swiftSettings: [ownImportsOnly]),
         // gateway.toml and the board files: TOML, checks, every problem reported at once.
-        .target(name: "Config", dependencies: ["NearbyProtocol", "SystemCall", logging],
+        .target(name: "Config", dependencies: ["NearbyProtocol", "Radio", "SystemCall", logging],
                 swiftSettings: [ownImportsOnly]),
         // The optional bridge to an MQTT broker (Home Assistant discovery) over libmosquitto.
         .target(name: "MQTT", dependencies: ["NearbyProtocol", "CMosquitto", "SystemCall", logging],
@@ -90,7 +94,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "GatewayCLI",
-            dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "LineClient", "MQTT", "Modem", "SystemCall", "CVersion", logging,
+            dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "LineClient", "MQTT", "Modem", "Radio", "SystemCall", "CVersion", logging,
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "UnixSignals", package: "swift-service-lifecycle")],
@@ -130,7 +134,7 @@ let package = Package(
         .testTarget(name: "LEDsTests", dependencies: ["LEDs", "SystemCall", "TestSupport", logging]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "LineClient", "NearbyProtocol", "SplitMix", "SystemCall", "TestSupport", logging]),
         .testTarget(name: "LineClientTests", dependencies: ["LineClient", "Broker", "NearbyProtocol"]),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "NearbyProtocol", "TestSupport"]),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "NearbyProtocol", "Radio", "TestSupport"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Config", "NearbyProtocol", "SystemCall", logging]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "MQTT", "Radio",
                                                           "SplitMix", "SystemCall", "TestSupport", logging]),

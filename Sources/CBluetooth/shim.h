@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <bluetooth/bluetooth.h>
 #include <bluetooth/hci.h>
@@ -35,5 +36,25 @@ static inline int nearby_hci_filter_events(int fd) {
     hci_filter_set_ptype(HCI_EVENT_PKT, &filter);
     hci_filter_all_events(&filter);
     return setsockopt(fd, SOL_HCI, HCI_FILTER, &filter, sizeof(filter));
+}
+
+// Whether hciN is up: 1 up, 0 down, -1 with errno set (HCIGETDEVINFO, which needs no privilege).
+static inline int nearby_hci_is_up(int index) {
+    struct hci_dev_info info;
+    if (hci_devinfo(index, &info) < 0) return -1;
+    return hci_test_bit(HCI_UP, &info.flags) ? 1 : 0;
+}
+
+// HCIDEVUP on a control socket, what `hciconfig hciN up` does: 0, or -1 with errno set (EPERM without
+// CAP_NET_ADMIN, ERFKILL while rfkill blocks it, EALREADY when it is up). HCIDEVUP is a macro of
+// _IOW, which Swift does not import.
+static inline int nearby_hci_dev_up(int index) {
+    int fd = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC, BTPROTO_HCI);
+    if (fd < 0) return -1;
+    int result = ioctl(fd, HCIDEVUP, index);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return result;
 }
 #endif

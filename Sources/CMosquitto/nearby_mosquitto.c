@@ -6,8 +6,13 @@
 #include <pthread.h>
 #include <stdio.h>
 
-// Each field has the type <mosquitto.h> gives its function: a libmosquitto whose API changed is a
+#if __has_include(<mosquitto.h>)
+// Where libmosquitto-dev is installed (the development machines and CI), the declarations of
+// nearby_mosquitto.h are checked against the library's own: a libmosquitto whose API changed is a
 // compile error here, not a wrong call at run time. (__typeof__ of a declaration references no symbol.)
+#include <mosquitto.h>
+#include <stddef.h>
+
 #define SAME_TYPE(field, function) \
     _Static_assert(__builtin_types_compatible_p(__typeof__(((struct nearby_mosquitto_api *)0)->field), \
                                                 __typeof__(&function)), #field " is not " #function "'s type")
@@ -16,7 +21,6 @@ SAME_TYPE(destroy, mosquitto_destroy);
 SAME_TYPE(user_data_set, mosquitto_user_data_set);
 SAME_TYPE(connect_callback_set, mosquitto_connect_callback_set);
 SAME_TYPE(disconnect_callback_set, mosquitto_disconnect_callback_set);
-SAME_TYPE(message_callback_set, mosquitto_message_callback_set);
 SAME_TYPE(username_pw_set, mosquitto_username_pw_set);
 SAME_TYPE(will_set, mosquitto_will_set);
 SAME_TYPE(tls_set, mosquitto_tls_set);
@@ -31,6 +35,20 @@ SAME_TYPE(subscribe, mosquitto_subscribe);
 SAME_TYPE(disconnect, mosquitto_disconnect);
 SAME_TYPE(connack_string, mosquitto_connack_string);
 SAME_TYPE(strerror, mosquitto_strerror);
+// The message callback's argument is our copy of struct mosquitto_message: the function's type with
+// the library's struct, and the struct field for field.
+_Static_assert(__builtin_types_compatible_p(__typeof__(&mosquitto_message_callback_set),
+                   void (*)(struct mosquitto *, void (*)(struct mosquitto *, void *, const struct mosquitto_message *))),
+               "mosquitto_message_callback_set changed");
+#define SAME_FIELD(name) \
+    _Static_assert(offsetof(struct nearby_mosquitto_message, name) == offsetof(struct mosquitto_message, name) \
+                   && __builtin_types_compatible_p(__typeof__(((struct nearby_mosquitto_message *)0)->name), \
+                                                   __typeof__(((struct mosquitto_message *)0)->name)), \
+                   "struct mosquitto_message." #name " changed");
+SAME_FIELD(mid) SAME_FIELD(topic) SAME_FIELD(payload) SAME_FIELD(payloadlen) SAME_FIELD(qos) SAME_FIELD(retain)
+_Static_assert(sizeof(struct nearby_mosquitto_message) == sizeof(struct mosquitto_message), "struct mosquitto_message changed");
+_Static_assert(NEARBY_MOSQ_ERR_SUCCESS == MOSQ_ERR_SUCCESS && NEARBY_MOSQ_ERR_ERRNO == MOSQ_ERR_ERRNO, "MOSQ_ERR_* changed");
+#endif
 
 static struct nearby_mosquitto_api api;
 static const struct nearby_mosquitto_api *loaded;

@@ -36,7 +36,7 @@ enum Entries {
     }
 
     static func subscriptions(_ root: TOMLTable, defaultLostAfter: Int, board: Board?, hasMicrophone: Bool = true,
-                              reader: inout ConfigReader) -> [SubscriptionConfig] {
+                              identities: [IdentityConfig] = [], reader: inout ConfigReader) -> [SubscriptionConfig] {
         tables(root, "subscription", reader: &reader).compactMap { index, table in
             let prefix = "subscription[\(index + 1)]"
             reader.checkKeys(table, prefix: prefix, allowed: ["namespace", "type", "mediums", "mode", "background", "lost_after_s", "include", "led"])
@@ -47,7 +47,7 @@ enum Entries {
             let mode = reader.choice(table, "mode", prefix: prefix, DiscoveryMode.self)?.value ?? .both
             let background = reader.boolean(table, "background", prefix: prefix)
             let lostAfter = reader.integer(table, "lost_after_s", prefix: prefix, range: 1...86_400, unit: " s")?.value ?? defaultLostAfter
-            let include = reader.choices(table, "include", prefix: prefix, BeaconFilter.self, allowEmpty: true)?.value ?? []
+            let include = IdentityEntries.include(table, prefix: prefix, identities: identities, reader: &reader)
             checkBackground(background, mediums: mediums, table: table, prefix: prefix, reader: &reader)
             if mediums == [.audio], !hasMicrophone {
                 reader.problem(table["mediums"]?.line ?? table.line, "\(prefix).mediums",
@@ -66,7 +66,7 @@ enum Entries {
             }
             guard reader.problems.count == before, let namespace, let type else { return nil }
             return SubscriptionConfig(namespace: namespace, type: type, mediums: mediums, mode: mode, background: background?.value ?? false,
-                                      lostAfterS: lostAfter, include: include, led: led, line: table.line)
+                                      lostAfterS: lostAfter, include: include.families, identities: include.identities, led: led, line: table.line)
         }
     }
 

@@ -40,7 +40,7 @@ public enum ConfigLoader {
         var reader = ConfigReader(file: file)
         reader.append(earlierProblems)
         reader.append(syntaxErrors.map { ConfigProblem(file: file, line: $0.line, key: "", message: $0.message) })
-        reader.checkKeys(root, prefix: "", allowed: ["api_key", "board", "log_level", "radio", "audio", "socket", "state", "leds", "limits", "mqtt", "publication", "subscription"])
+        reader.checkKeys(root, prefix: "", allowed: ["api_key", "board", "log_level", "radio", "audio", "socket", "state", "leds", "limits", "mqtt", "publication", "subscription", "identity"])
 
         let apiKey = reader.string(root, "api_key", prefix: "")
         if root["api_key"] == nil {
@@ -61,15 +61,16 @@ public enum ConfigLoader {
         // A strategy that check-config accepts must do something on this board.
         let hasMicrophone = !audio.capture.isEmpty
         let publications = Entries.publications(root, hasMicrophone: hasMicrophone, reader: &reader)
+        let identities = IdentityEntries.read(root, file: file, reader: &reader)
         let subscriptions = Entries.subscriptions(root, defaultLostAfter: radio.lostAfterS, board: board, hasMicrophone: hasMicrophone,
-                                                  reader: &reader)
+                                                  identities: identities, reader: &reader)
 
         guard reader.problems.isEmpty, let board, let apiKey else {
             throw ConfigError(problems: reader.problems.sorted { ($0.file == file ? 0 : 1, $0.line ?? 0) < ($1.file == file ? 0 : 1, $1.line ?? 0) })
         }
         let config = GatewayConfig(path: file, apiKey: apiKey.value, boardName: board.name, logLevel: logLevel, radio: radio,
                                    audio: audio, socket: socket, state: state, leds: leds, limits: limits,
-                                   publications: publications, subscriptions: subscriptions, mqtt: mqtt)
+                                   publications: publications, subscriptions: subscriptions, identities: identities, mqtt: mqtt)
         return (config, board)
     }
 

@@ -3,7 +3,7 @@
 extension GatewayConfig: CustomStringConvertible, CustomDebugStringConvertible {
     public var description: String {
         "GatewayConfig(\(path), api_key \(Self.redacted(apiKey)), board \(boardName), "
-            + "\(publications.count) publications, \(subscriptions.count) subscriptions)"
+            + "\(publications.count) publications, \(subscriptions.count) subscriptions, \(identities.count) identities)"
     }
 
     public var debugDescription: String { description }

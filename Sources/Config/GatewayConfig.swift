@@ -1,5 +1,6 @@
 import Logging
 import NearbyProtocol
+import Radio
 
 /// Everything in `gateway.toml` (docs/product.md §12), typed, with defaults applied and board defaults
 /// resolved. Built only by `ConfigLoader`, which refuses a file with any problem.
@@ -17,6 +18,8 @@ public struct GatewayConfig: Sendable, Equatable {
     public var limits: LimitSettings
     public var publications: [PublicationConfig]
     public var subscriptions: [SubscriptionConfig]
+    /// `[[identity]]`: phones and watches followed by their IRK (docs/identities.md).
+    public var identities: [IdentityConfig] = []
     /// nil = no `[mqtt]` section: no bridge is created.
     public var mqtt: MQTTSettings? = nil
 
@@ -109,6 +112,23 @@ public enum AudioProtocol: String, Sendable, Hashable, CaseIterable {
     case ultrasoundFastest = "ultrasound-fastest"
 }
 
+/// An `[[identity]]`: a device that advertises from resolvable private addresses, found as
+/// `found/identity/<name>` (docs/identities.md).
+public struct IdentityConfig: Sendable, Equatable, CustomStringConvertible {
+    public var name: String
+    /// A secret: its description shows no byte.
+    public var key: IdentityResolvingKey
+    public var line: Int
+
+    public init(name: String, key: IdentityResolvingKey, line: Int = 0) {
+        self.name = name
+        self.key = key
+        self.line = line
+    }
+
+    public var description: String { "identity \(name) \(key)" }
+}
+
 /// A `[[publication]]`.
 public struct PublicationConfig: Sendable, Equatable {
     public var message: Message
@@ -132,6 +152,9 @@ public struct SubscriptionConfig: Sendable, Equatable {
     public var background: Bool
     public var lostAfterS: Int
     public var include: [BeaconFilter]
+    /// Identities included one by one (`include = ["identity/<name>"]`); `include` holding
+    /// `.identity` includes them all.
+    public var identities: [String] = []
     /// A board LED of its own (nil = none).
     public var led: String?
     public var line: Int
@@ -139,7 +162,9 @@ public struct SubscriptionConfig: Sendable, Equatable {
     public var lostAfter: Duration { .seconds(lostAfterS) }
 
     public init(namespace: String, type: String = "*", mediums: [Medium] = [.ble], mode: DiscoveryMode = .both,
-                background: Bool = false, lostAfterS: Int = 10, include: [BeaconFilter] = [], led: String? = nil, line: Int = 0) {
+                background: Bool = false, lostAfterS: Int = 10, include: [BeaconFilter] = [], identities: [String] = [],
+                led: String? = nil, line: Int = 0) {
+        self.identities = identities
         self.namespace = namespace
         self.type = type
         self.mediums = mediums

@@ -12,7 +12,7 @@ struct BenchCommand: AsyncParsableCommand {
         subcommands: [
             BenchCorpusCommand.self, BenchPipelineCommand.self, BenchFanoutServerCommand.self,
             BenchFanoutClientsCommand.self, BenchMQTTPublisherCommand.self, BenchMQTTBridgeCommand.self, BenchModemCostCommand.self,
-            BenchModemDecodeCommand.self, BenchModemChannelCommand.self, BenchFrameCryptoCommand.self,
+            BenchModemDecodeCommand.self, BenchModemChannelCommand.self, BenchFrameCryptoCommand.self, BenchIdentityCommand.self,
         ]
     )
 }

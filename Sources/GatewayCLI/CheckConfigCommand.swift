@@ -3,6 +3,7 @@ import Config
 import Glibc
 import MQTT
 import NearbyProtocol
+import Radio
 import SystemCall
 
 struct CheckConfigCommand: AsyncParsableCommand {
@@ -41,6 +42,16 @@ struct CheckConfigCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
+        if !gateway.identities.isEmpty {
+            // `run` loads libcrypto for [[identity]] (docs/identities.md): a system without it is refused here too.
+            do throws(CryptoError) {
+                _ = try AESKeyRing(keys: gateway.identities.map(\.key.bytes))
+            } catch {
+                Self.printError("\(config): [[identity]]: \(error)")
+                Self.printError("\(config): 1 problem")
+                throw ExitCode(1)
+            }
+        }
         if let weakness = APIKeyStrength.weakness(gateway.apiKey) {
             // A warning, not a problem: a deployment keeps running while its owner rolls out a new key.
             Self.printError("\(config): api_key: warning: \(weakness); make a strong one with `nearby-gateway key` and put it in every gateway's config")
@@ -60,7 +71,7 @@ struct CheckConfigCommand: AsyncParsableCommand {
         return """
         \(config.path): OK
           board \(board.name) (\(board.description)): radio \(config.radio.device), audio \(config.audio.device), \(leds)
-          \(plural(config.publications.count, "publication")), \(plural(config.subscriptions.count, "subscription"))
+          \(plural(config.publications.count, "publication")), \(plural(config.subscriptions.count, "subscription"))\(config.identities.isEmpty ? "" : ", \(config.identities.count) \(config.identities.count == 1 ? "identity" : "identities") (\(config.identities.map(\.name).joined(separator: ", ")))")
           socket \(config.socket.path), state \(config.state.path)\(config.mqtt.map { "\n  mqtt \($0.url)" } ?? "")
         """
     }

@@ -7,10 +7,13 @@ public struct BridgedSubscription: Sendable, Equatable {
     /// "*" = every type of the namespace.
     public var type: String
     public var include: [BeaconFilter]
+    /// `[[identity]]` names included one by one (`"identity/<name>"`).
+    public var identities: [String]
 
-    public init(namespace: String, type: String = "*", include: [BeaconFilter] = []) {
+    public init(namespace: String, type: String = "*", include: [BeaconFilter] = [], identities: [String] = []) {
         self.namespace = namespace
         self.type = type
         self.include = include
+        self.identities = identities
     }
 }

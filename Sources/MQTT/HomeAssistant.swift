@@ -119,13 +119,16 @@ struct HomeAssistant {
             let (namespace, type) = (String(parts.first ?? ""), parts.count > 1 ? String(parts[1]) : "")
             // A beacon (its namespace is reserved: `ibeacon`, `eddystone`, `eddystone-url`) matches the
             // subscriptions that include its family, as on the air.
+            // An identity (`identity/<name>`) matches those that include every identity or it by name.
             let family: BeaconFilter? = switch namespace {
             case "ibeacon": .iBeacon
             case "eddystone": .eddystoneUID
             case "eddystone-url": .eddystoneURL
+            case "identity": .identity
             default: nil
             }
             let indices = subscriptions.indices.filter {
+                if family == .identity { return subscriptions[$0].include.contains(.identity) || subscriptions[$0].identities.contains(type) }
                 if let family { return subscriptions[$0].include.contains(family) }
                 return subscriptions[$0].namespace == namespace && (subscriptions[$0].type == "*" || subscriptions[$0].type == type)
             }

@@ -174,8 +174,8 @@ final class MosquittoClient {
 
     private func check(_ call: String, _ code: Int32) throws(MQTTError) {
         let savedErrno = Errno.current   // before anything else can overwrite it
-        guard code != MOSQ_ERR_SUCCESS.rawValue else { return }
-        if code == MOSQ_ERR_ERRNO.rawValue {
+        guard code != NEARBY_MOSQ_ERR_SUCCESS else { return }
+        if code == NEARBY_MOSQ_ERR_ERRNO {
             throw MQTTError(broker: broker, call: call, kind: .errno(savedErrno))
         }
         if let refusal { throw refusal }

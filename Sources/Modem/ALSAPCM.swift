@@ -8,13 +8,16 @@ public struct ALSAError: Error, Sendable, Equatable, CustomStringConvertible {
     public var errno: Int32
     public var message: String
 
-    public enum Kind: Sendable, Equatable {
+    /// Why, in the words of `$SYS/error/microphone-permission`'s `reason` (docs/socket-protocol.md).
+    public enum Kind: String, Sendable, Equatable {
         /// No such device or configuration (ENOENT, ENODEV, ENXIO).
         case missing
         /// Another process holds it (EBUSY, EAGAIN on open).
         case busy
         /// Not allowed to open it (EACCES, EPERM).
         case permission
+        /// Open, but it delivered nothing for `stallTimeoutMs` (ETIMEDOUT from our wait).
+        case stalled
         /// Anything else: I/O errors, refused parameters.
         case failed
     }
@@ -24,6 +27,7 @@ public struct ALSAError: Error, Sendable, Equatable, CustomStringConvertible {
         case ENOENT, ENODEV, ENXIO: .missing
         case EBUSY, EAGAIN: .busy
         case EACCES, EPERM: .permission
+        case ETIMEDOUT: .stalled
         default: .failed
         }
     }

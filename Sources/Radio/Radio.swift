@@ -45,8 +45,15 @@ public actor Radio {
     static let bufferedEvents = 4096
 
     public init(device: RadioDevice, configuration: RadioConfiguration = RadioConfiguration(), logger: Logger) {
-        self.init(name: device.description, configuration: configuration, logger: logger) { recorder, loop throws(RadioError) in
-            try device.open(recorder: recorder, loop: loop)
+        var adapterLogger = logger
+        adapterLogger[metadataKey: "device"] = "\(device)"
+        self.init(name: device.description, configuration: configuration, logger: logger) { [adapterLogger] recorder, loop throws(RadioError) in
+            // A shared kernel adapter that is down is brought up before each connection (AdapterPower).
+            if case .kernel(let index, exclusive: false) = device,
+               try AdapterPower.ensureUp(index: index, device: device.description, kernel: HCISocket.Kernel()) == .broughtUp {
+                adapterLogger.notice("\(device) was down: brought it up (HCIDEVUP, as `hciconfig \(device) up` does)")
+            }
+            return try device.open(recorder: recorder, loop: loop)
         }
     }
 
@@ -123,6 +130,7 @@ public actor Radio {
     private func runLoop() async {
         var delay = configuration.reconnectInitialDelay
         var downReported = false
+        var reportedRemedy: String?
         while !Task.isCancelled {
             let (wasUp, failure) = await connectAndServe()
             guard let failure, !Task.isCancelled else { break }
@@ -140,12 +148,15 @@ public actor Radio {
                 downReported = false
                 delay = configuration.reconnectInitialDelay
             }
-            if downReported {
+            // Once down, retries are quiet, unless one says what would fix it (an adapter the
+            // gateway may not bring up): that is reported too, once.
+            if downReported, failure.remedy == nil || failure.remedy == reportedRemedy {
                 logger.debug("reconnect failed", metadata: ["error": "\(failure)"])
             } else {
                 logger.error("controller down", metadata: ["error": "\(failure)", "errno": "\(failure.errno.map { String($0.rawValue) } ?? "-")"])
                 sink.yield(.down(failure))
                 downReported = true
+                reportedRemedy = failure.remedy
             }
             do {
                 try await loop.sleep(for: delay)

@@ -31,10 +31,13 @@ public struct RadioError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The controller's status code when the controller refused a command.
     public var status: HCIStatus?
     public var message: String
+    /// What would fix it, when we know (also in `message`): "rfkill unblock bluetooth". A failure with
+    /// a remedy is reported even after the outage was (`Radio.run`), so the error says what to do.
+    public var remedy: String?
 
     public init(
         kind: Kind, device: String, operation: String, errno: Errno? = nil, status: HCIStatus? = nil,
-        message: String
+        message: String, remedy: String? = nil
     ) {
         self.kind = kind
         self.device = device
@@ -42,6 +45,7 @@ public struct RadioError: Error, Sendable, Equatable, CustomStringConvertible {
         self.errno = errno
         self.status = status
         self.message = message
+        self.remedy = remedy
     }
 
     /// A failed system call: the kind follows from the errno.

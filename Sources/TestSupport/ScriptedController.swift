@@ -25,6 +25,8 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
         var resets = 0
         var reportsSent = 0
         var rssi: Int8?
+        /// The reports' random address, least significant byte first (HCI order).
+        var address: [UInt8] = [1, 2, 3, 4, 5, 0xC6]
         var connection: Int32 = -1
         var stopped = false
     }
@@ -69,6 +71,14 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
 
     /// The RSSI of the reports from now on (nil: what `HCIEventBytes.legacyReport` puts there).
     public func setRSSI(_ value: Int8?) { state.withLock { $0.rssi = value } }
+
+    /// The random address of the reports from now on, as written (most significant byte first,
+    /// "70:81:94:0D:FB:AA"): a phone's resolvable private address, rotated by the test.
+    public func setAddress(_ text: String) {
+        let bytes = text.split(separator: ":").compactMap { UInt8($0, radix: 16) }
+        precondition(bytes.count == 6, "not an address: \(text)")
+        state.withLock { $0.address = bytes.reversed() }
+    }
 
     /// An iBeacon advert: flags, then Apple's manufacturer data with `uuid`, major, minor and the
     /// measured power at 1 m.
@@ -155,11 +165,11 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
         let pause = useconds_t(reportInterval.components.seconds * 1_000_000 + reportInterval.components.attoseconds / 1_000_000_000_000)
         while true {
             usleep(pause)   // the controller's own pace, not a test's synchronisation
-            let (fd, sent, rssi) = state.withLock { state -> (Int32?, Int, Int8?) in
-                guard !state.stopped else { return (nil, 0, nil) }
-                guard state.scanning, state.reporting, state.connection >= 0 else { return (-1, 0, nil) }
+            let (fd, sent, rssi, address) = state.withLock { state -> (Int32?, Int, Int8?, [UInt8]) in
+                guard !state.stopped else { return (nil, 0, nil, []) }
+                guard state.scanning, state.reporting, state.connection >= 0 else { return (-1, 0, nil, []) }
                 state.reportsSent += 1
-                return (state.connection, state.reportsSent, state.rssi)
+                return (state.connection, state.reportsSent, state.rssi, state.address)
             }
             guard let fd else {
                 reportSink.finish()
@@ -170,7 +180,7 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
             sequence &+= 1
             // Unless told: an iBeacon-less manufacturer advert (not ours, not a beacon), a neighbour's phone.
             let ad: [UInt8] = advert ?? [0x05, 0xFF, 0x4C, 0x00, 0x10, sequence]
-            var event = HCIEventBytes.legacyReport(ad, address: [1, 2, 3, 4, 5, 0xC6])
+            var event = HCIEventBytes.legacyReport(ad, address: address)
             if let rssi { event[event.count - 1] = UInt8(bitPattern: rssi) }
             write(fd, [0x04] + event)
             reportSink.yield(sent)

@@ -20,15 +20,19 @@ import TestSupport
                                                             lostAfterS: 10, include: [], led: nil, line: 39)])
     }
 
-    @Test func theSetTopBoxExampleIsAudioOnlyBroadcast() throws {
+    /// Issue 41: the seed's box receives: a phone publishes to it with mediums audio, mode scan, and the
+    /// box's audio subscription in broadcast mode sends the subscriber beacon that makes it answer.
+    @Test func theSetTopBoxExampleReceivesOverAudio() throws {
         let (config, board) = try ConfigFixture.loadExample("set-top-box.toml")
         #expect(board.name == "rpi4b")
         #expect(config.radio.device == "hci0")                           // from the board
         #expect(config.audio.device == "plughw:CARD=Headphones,DEV=0")   // from the board
-        #expect(config.publications.count == 1)
-        #expect(config.publications[0].mediums == [.audio])
-        #expect(config.publications[0].mode == .broadcast)
-        #expect(config.subscriptions.isEmpty)
+        #expect(config.audio.capture == "plughw:CARD=Device,DEV=0")      // a USB microphone
+        #expect(config.publications.isEmpty)
+        let subscription = try #require(config.subscriptions.first)
+        #expect(config.subscriptions.count == 1)
+        #expect(subscription.mediums == [.audio])
+        #expect(subscription.mode == .broadcast)
     }
 
     @Test func defaultsApply() throws {
@@ -224,7 +228,7 @@ import TestSupport
             "8: subscription[2].namespace: \"ibeacon\" is reserved for beacon sightings; subscribe to beacons with include = [...]",
             "9: subscription[2].type: must not contain '+' (it is a topic level: no '/', '+', '#', spaces or control characters)",
             "10: subscription[2].led: board rpi4b has no LED \"user9\" (it has user1, user2)",
-            "11: subscription[2].include: \"altbeacon\" is not one of \"eddystone-uid\", \"eddystone-url\", \"eddystone-tlm\", \"ibeacon\"",
+            "11: subscription[2].include: \"altbeacon\" is not one of \"eddystone-uid\", \"eddystone-url\", \"eddystone-tlm\", \"ibeacon\", \"identity\", \"identity/<name>\"",
             "12: subscription[2].mediums: receives on audio only, but audio.capture is empty: it would never find anything (set audio.capture or add \"ble\")",
             "13: subscription[2].background: background = true is BLE only, but mediums include audio",
             "16: subscription[3].colour: unknown key",

@@ -61,49 +61,61 @@ extension EndToEnd {
             #expect(try await gatewayB.stop() == 0)
         }
 
-        /// Issue 15 §3, the Nearby sample's set-top box: an app publishes to the box "using only audio
-        /// scanning for detection". The phone's subscription (audio, broadcast) sends its subscriber
-        /// beacon out of the speaker; the box's publication (audio, scan) hears it on the microphone
-        /// and answers on its speaker; the phone's microphone finds the message. ALSA's file plugin
-        /// carries each direction in turn (a WAV written, then captured).
-        @Test("Audio only, both ways: a broadcasting audio subscription's beacon makes an audio scan publication answer, and it is found")
-        func setTopBoxExampleWorksOverAudioOnly() async throws {
+        /// Issues 15 §3 and 41, the Nearby sample's set-top box: a phone app publishes to the box "using
+        /// only audio scanning for detection" (its publication: `mediums = ["audio"]`, `mode = "scan"`).
+        /// The box is `examples/set-top-box.toml` as shipped, with only what ties it to a real box set
+        /// (key, board, ALSA names, radio, socket, state): its audio subscription in broadcast mode sends
+        /// its subscriber beacon out of the speaker; the phone, a second gateway, hears it on its
+        /// microphone and answers on its speaker; the box's microphone finds the message. ALSA's file
+        /// plugin carries each direction in turn (a WAV written, then captured).
+        @Test("The set-top box example, as shipped, finds a phone's audio-only scan publication: its subscriber beacon makes the phone answer")
+        func setTopBoxExampleFindsAPhonesAudioScanPublication() async throws {
             let folder = try TemporaryFolder("stb")
             let key = TestEnvironment.uniqueAPIKey("stb")
-            let phoneBeacon = folder.path("phone.wav"), boxAnswer = folder.path("box.wav")
+            let boxBeacon = folder.path("box.wav"), phoneAnswer = folder.path("phone.wav")
             func alsa(_ name: String, speaker: String, microphone: String) throws -> String {
                 try Self.alsaConfig(in: folder, capture: microphone, speaker: speaker, as: name)
             }
-            let audio = "device = \"speaker\"\ncapture = \"microphone\"\nprotocol = \"ultrasound-fast\"\nvolume = 60\ninterval_s = 1"
-
-            // 1. The phone: its subscription's beacon goes out of the speaker.
-            var phone = TestGatewayConfig(apiKey: key, folder: folder, name: "phone")
-            phone.audio = audio
-            phone.subscriptions = ["namespace = \"tv\"\ntype = \"*\"\nmediums = [\"audio\"]\nmode = \"broadcast\""]
+            let example = try ExampleConfig("set-top-box.toml")
+            // The box receives: one audio subscription in broadcast mode, nothing published.
+            let subscription = example.text.components(separatedBy: "[[subscription]]").dropFirst().joined()
+            #expect(subscription.contains("mediums   = [\"audio\"]\nmode      = \"broadcast\"") && !example.text.contains("[[publication]]"),
+                    "the example is not the receiving box:\n\(example.text)")
+            let box: [String: [String: String]] = [
+                "": ["api_key": "\"\(key)\"", "board": "\"sim\""],
+                "audio": ["device": "\"speaker\"", "capture": "\"microphone\""],
+                "radio": ["device": "\"h4:\(TestEnvironment.btvirtServer)\""],
+                "socket": ["path": "\"\(folder.path("box.sock"))\""],
+                "state": ["path": "\"\(folder.path("box-state.json"))\""],
+            ]
             let silence = try folder.write("silence.raw", String(repeating: "\u{0}", count: 4800))
-            var gateway = try await phone.start(environment: ["ALSA_CONFIG_PATH": try alsa("phone1.conf", speaker: phoneBeacon, microphone: silence)])
+
+            // 1. The box: its subscription's beacon goes out of the speaker.
+            var gateway = try await example.start(box, in: folder, as: "box1.toml",
+                                                  environment: ["ALSA_CONFIG_PATH": try alsa("box1.conf", speaker: boxBeacon, microphone: silence)])
             try await gateway.waitForLog(timeout: .seconds(30), what: "two subscriber beacons played") {
                 $0.components(separatedBy: "audio beacon played").count > 2
             }
             #expect(try await gateway.stop() == 0)
 
-            // 2. The box: silent until it hears the phone's beacon on its microphone, then answers.
-            var box = TestGatewayConfig(apiKey: key, folder: folder, name: "box")
-            box.audio = audio
-            box.publications = ["namespace = \"tv\"\ntype = \"x-scan\"\ncontent = \"channel 5\"\nmediums = [\"audio\"]\nmode = \"scan\""]
-            gateway = try await box.start(environment: ["ALSA_CONFIG_PATH": try alsa("box.conf", speaker: boxAnswer, microphone: phoneBeacon)])
+            // 2. The phone: its audio scan publication is silent until it hears the box's beacon, then answers.
+            var phone = TestGatewayConfig(apiKey: key, folder: folder, name: "phone")
+            phone.audio = "device = \"speaker\"\ncapture = \"microphone\"\nprotocol = \"ultrasound-fast\"\nvolume = 60\ninterval_s = 1"
+            phone.publications = ["namespace = \"livingroom\"\ntype = \"tv-remote\"\ncontent = \"channel 5\"\nmediums = [\"audio\"]\nmode = \"scan\""]
+            gateway = try await phone.start(environment: ["ALSA_CONFIG_PATH": try alsa("phone.conf", speaker: phoneAnswer, microphone: boxBeacon)])
             try await gateway.waitForLog("subscriber beacon heard", timeout: .seconds(30))
-            try await gateway.waitForLog(timeout: .seconds(30), what: "the box's answer played twice") {
+            try await gateway.waitForLog(timeout: .seconds(30), what: "the phone's answer played twice") {
                 $0.components(separatedBy: "audio beacon played").count > 2
             }
             #expect(try await gateway.stop() == 0)
 
-            // 3. The phone again, listening: the box's message is found over audio.
-            gateway = try await phone.start(environment: ["ALSA_CONFIG_PATH": try alsa("phone2.conf", speaker: folder.path("phone2.wav"),
-                                                                                        microphone: boxAnswer)])
-            let watch = try SocketClient(path: phone.socketPath)
+            // 3. The box again, listening: the phone's message is found over audio.
+            gateway = try await example.start(box, in: folder, as: "box2.toml",
+                                              environment: ["ALSA_CONFIG_PATH": try alsa("box2.conf", speaker: folder.path("box2.wav"),
+                                                                                         microphone: phoneAnswer)])
+            let watch = try SocketClient(path: folder.path("box.sock"))
             _ = try await watch.request("SUB found/#")
-            let found = try await watch.waitForLine(startingWith: "found/tv/x-scan ", timeout: .seconds(30))
+            let found = try await watch.waitForLine(startingWith: "found/livingroom/tv-remote ", timeout: .seconds(30))
             #expect(found.eventJSON["medium"] as? String == "audio")
             #expect(found.eventJSON["text"] as? String == "channel 5")
             #expect(try await gateway.stop() == 0)
@@ -122,6 +134,8 @@ extension EndToEnd {
             let error = try await watch.waitForLine(startingWith: "$SYS/error/microphone-permission ")
             #expect(error.eventJSON["set"] as? Bool == true)
             #expect((error.eventJSON["message"] as? String ?? "").contains("no_such_microphone"))
+            // Issue 41: the seed's event name, and a reason that tells this fault from the others.
+            #expect(error.eventJSON["reason"] as? String == "missing", "\(error)")
             #expect(try await watch.request("PING") == "PONG")
             #expect(try await gateway.stop() == 0)
         }

@@ -227,7 +227,7 @@ extension EndToEnd {
             // A barrier: what the bridge sends after its reconnect's replay. Whatever it sent before has
             // reached the broker by then (one connection, in order).
             #expect(try await pair.watch.request("SET debug on") == "OK")
-            try await late.waitForMessage("1 rs/$SYS/debug ")
+            try await late.waitForMessage("1 rs/$SYS/debug {\"debug\":true")
             let door = late.messages.last { $0.hasPrefix("1 rs/found/den/door ") } ?? ""
             #expect((Self.json(door)["content"] as? String) == Data("open".utf8).base64EncodedString(), "\(late.messages)")
             #expect(!late.messages.contains { $0.hasPrefix("1 rs/found/den/window ") && !Self.payload($0).isEmpty },

@@ -5,6 +5,33 @@ extension EndToEnd {
     /// Background mode, power states and the state file, through the real binary and its socket.
     @Suite(.serialized)
     struct PowerAndState {
+        @Test("$SYS/debug is state like $SYS/power: retained from start, an event only when SET debug changes it (issue 41)")
+        func debugIsRetainedStateChangedOnlyOnChange() async throws {
+            let config = try TestGatewayConfig("sysdebug")
+            let gateway = try await config.start()
+            let watch = try SocketClient(path: config.socketPath)
+            _ = try await watch.request("SUB $SYS/debug")
+            let first = try await watch.waitForLine(startingWith: "$SYS/debug ")
+            #expect(first.eventJSON["debug"] as? Bool == false && first.eventJSON["retained"] as? Bool == true, "\(first)")
+
+            let control = try SocketClient(path: config.socketPath)
+            #expect(try await control.request("SET debug on") == "OK")
+            #expect(try await control.request("SET debug on") == "OK")
+            #expect(try await control.request("SET debug off") == "OK")
+            #expect(try await control.request("SET debug off") == "OK")
+            // Each event reached every client before the broker read the next request: PONG is a barrier.
+            #expect(try await watch.request("PING") == "PONG")
+            let values = watch.received.filter { $0.hasPrefix("$SYS/debug ") }.map { $0.eventJSON["debug"] as? Bool }
+            #expect(values == [false, true, false], "\(watch.received)")
+
+            #expect(try await control.request("SET debug on") == "OK")
+            let late = try SocketClient(path: config.socketPath)
+            _ = try await late.request("SUB $SYS/debug")
+            let replay = try await late.waitForLine(startingWith: "$SYS/debug ")
+            #expect(replay.eventJSON["debug"] as? Bool == true && replay.eventJSON["retained"] as? Bool == true, "\(replay)")
+            #expect(try await gateway.stop() == 0)
+        }
+
         @Test("In standby only background entries stay on the air; with background mode off nothing does")
         func standbyKeepsOnlyBackgroundEntries() async throws {
             let folder = try TemporaryFolder("standby")

@@ -60,6 +60,53 @@ extension EndToEnd {
             #expect(try await gatewayB.stop() == 0)
         }
     
+        @Test("SIGHUP with an unchanged config resets no GET stats counter: each runs from process start (issue 41)")
+        func reloadKeepsEveryCounter() async throws {
+            let folder = try TemporaryFolder("hupcount")
+            let key = TestEnvironment.uniqueAPIKey("hupcount")
+            var sender = TestGatewayConfig(apiKey: key, folder: folder, name: "sender")
+            sender.publications = ["namespace = \"hupcount\"\ntype = \"x\"\ncontent = \"c\"\nmediums = [\"ble\"]"]
+            // Another deployment on the same air: its frames are dropped (authentication-failed) by the receiver.
+            var stranger = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("hupstranger"), folder: folder, name: "stranger")
+            stranger.publications = sender.publications
+            var receiver = TestGatewayConfig(apiKey: key, folder: folder, name: "receiver")
+            receiver.subscriptions = ["namespace = \"hupcount\"\ntype = \"*\"\nmediums = [\"ble\"]"]
+
+            let gateway = try await receiver.start()
+            let watch = try SocketClient(path: receiver.socketPath)
+            _ = try await watch.request("SUB found/#")
+            let senders = [try await sender.start(), try await stranger.start()]
+            try await watch.waitForLine(startingWith: "found/hupcount/x ", timeout: .seconds(15))
+            var before = try await stats(watch)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ((before["frames_dropped"] as? [String: Int])?["authentication-failed"] ?? 0) == 0, ContinuousClock.now < deadline {
+                before = try await stats(watch)
+            }
+            #expect((before["messages_decoded"] as? Int ?? 0) > 0)
+            #expect(((before["frames_dropped"] as? [String: Int])?["authentication-failed"] ?? 0) > 0, "the stranger's frames were never dropped")
+            for sending in senders { try await sending.stop() }
+            // Counters sampled after the senders stopped, so nothing counts up between here and the reload.
+            before = try await stats(watch)
+
+            kill(gateway.pid, SIGHUP)
+            try await gateway.waitForLog("SIGHUP: config reloaded")
+            let after = try await stats(watch)
+            let counters = ["adverts_seen", "audio_payloads_seen", "messages_decoded", "hci_commands", "radio_quiet_resets",
+                            "found_evicted", "found_refused", "publications_refused"]
+            for name in counters {
+                let was = try #require(before[name] as? Int, "\(name) missing from GET stats")
+                #expect(after[name] as? Int ?? -1 >= was, "\(name) went from \(was) to \(after[name] ?? "nothing") across a reload")
+            }
+            for group in ["frames_dropped", "capture", "radio_dropped"] {
+                let was = try #require(before[group] as? [String: Int], "\(group) missing from GET stats")
+                let now = after[group] as? [String: Int] ?? [:]
+                for (name, count) in was {
+                    #expect(now[name] ?? -1 >= count, "\(group).\(name) went from \(count) to \(now[name] ?? -1) across a reload")
+                }
+            }
+            #expect(try await gateway.stop() == 0)
+        }
+
         @Test("SIGHUP with a new socket.path and log_level: the socket change is logged as needing a restart, the rest applied; a refused reload sets $SYS/error/config, a good one clears it")
         func reloadSaysWhatNeedsARestart() async throws {
             var config = try TestGatewayConfig("hupkeys", name: "k")

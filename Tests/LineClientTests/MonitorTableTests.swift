@@ -97,4 +97,20 @@ import Testing
         #expect(plain == #"found/room/greeting "\x1b]0;pwned\x07\x1b[2J\rfake line\x9b2J\x7f" medium=ble rssi=-60"#)
         #expect(screen.contains { $0.contains(#"\x1b]0;pwned"#) }, "\(screen)")
     }
+
+    /// Issue 41: U+2028 and U+2029 break the line in some terminals and viewers, so a message could fake
+    /// a line of its own; they are escaped like the controls, in the table and in pipe output.
+    @Test func lineAndParagraphSeparatorsAreEscaped() {
+        let content = "one\u{2028}two\u{2029}three"
+        let plain = MonitorTable.plainLine(Self.found(content: content)) ?? ""
+        #expect(plain == #"found/room/greeting "one\u2028two\u2029three" medium=ble rssi=-60"#)
+        var table = MonitorTable()
+        table.ingest(Self.found(content: content), now: Self.date)
+        let screen = table.render(now: Self.date, width: 200, header: "h\u{2028}")
+        for text in screen + [plain] {
+            #expect(!text.unicodeScalars.contains { $0.value == 0x2028 || $0.value == 0x2029 }, "\(text.debugDescription)")
+        }
+        // U+2027 (E2 80 A7), the code point before them, is text and left as it is.
+        #expect(MonitorTable.plainLine(Self.found(content: "a\u{2027}b")) == #"found/room/greeting "a\#u{2027}b" medium=ble rssi=-60"#)
+    }
 }

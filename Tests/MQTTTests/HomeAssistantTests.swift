@@ -111,6 +111,22 @@ import Testing
         #expect(ha.apply(BrokerEvent(topic: "signal/room/x", json: #"{"rssi_avg":-50.0}"#, entry: "unknown")).isEmpty)
     }
 
+    /// Issue 40: an identity counts for the subscriptions that include every identity or it by name.
+    @Test func anIdentityCountsForTheSubscriptionsThatIncludeIt() throws {
+        var ha = HomeAssistant(settings: Self.settings, subscriptions: [
+            BridgedSubscription(namespace: "people", type: "*", include: [.identity]),
+            BridgedSubscription(namespace: "bob", type: "*", identities: ["bob"]),
+            BridgedSubscription(namespace: "beacons", type: "*", include: [.iBeacon]),
+        ], model: "sim")
+        _ = ha.initialStates()
+        let alice = ha.apply(BrokerEvent(topic: "found/identity/alice", json: #"{"rssi":-60,"rssi_avg":-60.0,"distance_m":1.10}"#, retain: .set("a")))
+        let on = try alice.filter { try Self.object($0.json)["presence"] as? String == "ON" }.map(\.topic)
+        #expect(on == ["ha/subscription/1"], "\(alice)")
+        let bob = ha.apply(BrokerEvent(topic: "found/identity/bob", json: #"{"rssi":-60,"rssi_avg":-60.0,"distance_m":1.10}"#, retain: .set("b")))
+        #expect(try bob.filter { try Self.object($0.json)["presence"] as? String == "ON" }.map(\.topic) == ["ha/subscription/1", "ha/subscription/2"],
+                "\(bob)")
+    }
+
     @Test func theErrorSensorCountsRaisedErrors() {
         var ha = HomeAssistant(settings: Self.settings, subscriptions: [], model: "sim")
         _ = ha.initialStates()

@@ -103,6 +103,13 @@ def rows(results):
     except ImportError:
         pass
     try:
+        import identity
+        builders["identity"] = identity.rows
+        import rooms
+        builders["rooms"] = rooms.rows
+    except ImportError:
+        pass
+    try:
         import theengs
         builders["theengs"] = theengs.rows
     except ImportError:
@@ -226,7 +233,8 @@ def markdown(results, rs):
 
 DETAIL_PREFIXES = {"pipeline": "**Advert pipeline run.**", "fanout": "**Fan-out run.**", "modem": "**Modem run.**",
                    "process": "**Gateway process run**", "mqtt": "**MQTT bridge run.**",
-                   "theengs": "**Theengs run.**", "load": "**Load run.**"}
+                   "theengs": "**Theengs run.**", "load": "**Load run.**",
+                   "identity": "**Identity run.**", "rooms": "**Rooms run.**"}
 
 
 def carried(path, rerun):

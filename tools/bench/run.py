@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every benchmark with its peer in the same run, prints one table, writes BENCHMARKS.md.
 
-  run.py --bin NEARBY_GATEWAY --bench-bin NEARBY_GATEWAY_BENCH --top REPO [--quick] [--only pipeline,fanout,modem,process,mqtt,load,theengs]
+  run.py --bin NEARBY_GATEWAY --bench-bin NEARBY_GATEWAY_BENCH --top REPO [--quick] [--only pipeline,fanout,modem,process,mqtt,load,identity,rooms,theengs]
          [--malloc-shim SO] [--out BENCHMARKS.md] [--json results.json]
 
 Called by scripts/bench, which installs the peers and builds the release binary first.
@@ -21,7 +21,7 @@ sys.path.insert(0, HERE)
 
 import report  # noqa: E402
 
-SECTIONS = ["pipeline", "fanout", "modem", "process", "mqtt", "load"]
+SECTIONS = ["pipeline", "fanout", "modem", "process", "mqtt", "load", "identity", "rooms"]
 # Run only when named in --only (a qemu guest under TCG: minutes); other runs carry its rows over.
 OPTIONAL = ["theengs"]
 
@@ -93,11 +93,11 @@ def main():
             module = __import__(section)
             if section == "pipeline":
                 data = module.run(args.bench_bin, python, os.path.join(work, section), args.quick, args.malloc_shim)
-            elif section == "modem":
+            elif section in ("modem", "identity"):
                 data = module.run(args.bench_bin, python, os.path.join(work, section), args.quick)
             elif section in ("process", "load"):
                 data = module.run(args.bin, args.top, os.path.join(work, section), args.quick)
-            elif section == "theengs":
+            elif section in ("theengs", "rooms"):
                 data = module.run(args.bin, args.top, os.path.join(work, section), args.quick)
             elif section == "mqtt":
                 data = module.run(args.bin, args.bench_bin, args.top, python, os.path.join(work, section), args.quick)

@@ -2,11 +2,31 @@
 #define NEARBY_MOSQUITTO_H
 // libmosquitto, loaded at run time (nearby_mosquitto.c): a gateway without [mqtt] never maps it, nor
 // the libssl/libcrypto it pulls in, and the binary has no NEEDED entry for it (docs/mqtt.md).
-// <mosquitto.h> gives the types and MOSQ_ERR_* values only: calling a mosquitto_* function directly
-// would not link. Only Sources/Gateway/MQTT/Mosquitto.swift imports this module.
+// Calling a mosquitto_* function directly would not link. What the wrapper needs of <mosquitto.h>
+// (an opaque handle, one struct, two error codes) is declared here, so building needs no
+// libmosquitto-dev: the README's packages suffice. nearby_mosquitto.c checks these declarations
+// against <mosquitto.h> wherever that header is installed. libmosquitto.so.1's ABI is stable (the
+// soname has not changed since 1.x). Only Sources/MQTT/Mosquitto.swift imports this module.
 
 #include <stdbool.h>
-#include <mosquitto.h>
+
+/// <mosquitto.h>'s opaque client handle.
+struct mosquitto;
+
+/// <mosquitto.h>'s `struct mosquitto_message`, field for field (the message callback's argument).
+struct nearby_mosquitto_message {
+    int mid;
+    char *_Nullable topic;
+    void *_Nullable payload;
+    int payloadlen;
+    int qos;
+    bool retain;
+};
+
+/// The two `enum mosq_err_t` values the wrapper tells apart from the rest (mosquitto_strerror names
+/// every code).
+#define NEARBY_MOSQ_ERR_SUCCESS 0
+#define NEARBY_MOSQ_ERR_ERRNO 14
 
 /// The library file dlopen(3) looks for (Debian's libmosquitto1).
 #define NEARBY_MOSQUITTO_SONAME "libmosquitto.so.1"
@@ -14,10 +34,10 @@
 #pragma clang assume_nonnull begin
 
 typedef void (*_Nonnull nearby_mosquitto_connect_cb)(struct mosquitto *_Nullable, void *_Nullable, int);
-typedef void (*_Nonnull nearby_mosquitto_message_cb)(struct mosquitto *_Nullable, void *_Nullable, const struct mosquitto_message *_Nullable);
+typedef void (*_Nonnull nearby_mosquitto_message_cb)(struct mosquitto *_Nullable, void *_Nullable, const struct nearby_mosquitto_message *_Nullable);
 
-/// Exactly the libmosquitto functions the wrapper calls, resolved by dlsym(3); nearby_mosquitto.c
-/// checks at compile time that each field has the type <mosquitto.h> declares.
+/// Exactly the libmosquitto functions the wrapper calls, resolved by dlsym(3); where <mosquitto.h> is
+/// installed, nearby_mosquitto.c checks at compile time that each field has the type it declares.
 struct nearby_mosquitto_api {
     struct mosquitto *_Nullable (*_Nonnull new_client)(const char *id, bool clean_session, void *_Nullable obj);
     void (*_Nonnull destroy)(struct mosquitto *mosq);

@@ -18,6 +18,8 @@ public struct AirIngest: Sendable {
         var audio: [Subscription] = []
         /// Every beacon family some running BLE subscription includes.
         var wanted: Set<BeaconFilter> = []
+        /// Whether some running BLE subscription includes an identity (all, or one by name).
+        var wantsIdentities = false
         var hasScanPublications = false
 
         init() {}
@@ -26,6 +28,7 @@ public struct AirIngest: Sendable {
             self.ble = ble
             self.audio = audio
             self.wanted = ble.reduce(into: Set<BeaconFilter>()) { $0.formUnion($1.include) }
+            self.wantsIdentities = ble.contains { $0.include.contains(.identity) || !$0.identities.isEmpty }
             self.hasScanPublications = hasScanPublications
         }
 
@@ -58,6 +61,8 @@ public struct AirIngest: Sendable {
     private(set) var reassembler: Reassembler
     private(set) var found: FoundSet<DiscoveryKey, DiscoveryDetails>
     var listening = Listening()
+    /// The `[[identity]]` entries; nil without any.
+    private(set) var identities: Identities?
     /// The latest Eddystone TLM per sender, added to that sender's UID sightings. Bounded: beacons are
     /// few; a flood of fake senders only resets it.
     private var telemetryBySender: [BDAddress: EddystoneTLM] = [:]
@@ -66,18 +71,21 @@ public struct AirIngest: Sendable {
 
     /// `maxFound` bounds the found set (`found.max_entries`): beacons, which anyone can forge, make
     /// room for messages, never the other way round.
-    init(reassembler: Reassembler, maxFound: Int = GatewayConfig.defaultMaxFound) {
+    init(reassembler: Reassembler, maxFound: Int = GatewayConfig.defaultMaxFound, identities: Identities? = nil) {
         self.reassembler = reassembler
         self.found = FoundSet(limit: maxFound)
+        self.identities = identities
     }
 
     /// Listens the way a gateway with these subscriptions does when they all run (permission
     /// granted, power on): what the benchmark needs.
-    public init(codec: FrameCodec, epoch: UInt32, subscriptions: [SubscriptionConfig], scanPublications: Bool = false) {
-        self.init(reassembler: Reassembler(codec: codec, epoch: epoch))
+    public init(codec: FrameCodec, epoch: UInt32, subscriptions: [SubscriptionConfig], scanPublications: Bool = false,
+                identities: Identities? = nil) {
+        self.init(reassembler: Reassembler(codec: codec, epoch: epoch), identities: identities)
         let running = subscriptions.map { config in
             Subscription(namespace: config.namespace, type: config.type, mediums: Set(config.mediums), mode: config.mode,
-                         background: config.background, lostAfter: config.lostAfter, include: Set(config.include), led: config.led)
+                         background: config.background, lostAfter: config.lostAfter, include: Set(config.include),
+                         identities: Set(config.identities), led: config.led)
         }
         listening = Listening(ble: running.filter { $0.mediums.contains(.ble) }, audio: running.filter { $0.mediums.contains(.audio) },
                               hasScanPublications: scanPublications)
@@ -97,6 +105,9 @@ public struct AirIngest: Sendable {
         advertsSeen += 1
         guard listening.hearsBLE else { return }
         let source = SourceID.ble(address: sighting.address.rawValue), rssi = sighting.rssi
+        if listening.wantsIdentities, PrivateAddress.isResolvable(sighting.address, type: sighting.addressType) {
+            identity(sighting.address, rssi: rssi, now: now, date: date, into: &sink)
+        }
         var mayHoldBeacons = false
         sighting.data.withUnsafeBufferPointer { ad in
             var offset = 0
@@ -184,6 +195,24 @@ public struct AirIngest: Sendable {
         sighted(hash: key.hashValue, matching: { $0 == key }, key: key, details: details, rssi: rssi,
                 lostAfter: lostAfter ?? .seconds(10), authenticated: false, now: now, date: date, into: &sink) {
             Set($0.listening.ble.lazy.filter { family.map($0.include.contains) ?? false }.compactMap(\.led))
+        }
+    }
+
+    /// A resolvable private address: found as its identity when a key resolves it and a subscription
+    /// includes that identity. Keyed by the name, so a new address is the same entry (no lost).
+    private mutating func identity<Sink: AirIngestSink>(_ address: BDAddress, rssi: Int8?, now: ContinuousClock.Instant, date: Date,
+                                                        into sink: inout Sink) {
+        guard let index = identities?.resolver.identity(of: address), let name = identities?.names[index] else { return }
+        var lostAfter: Duration?
+        for subscription in listening.ble where subscription.includes(identity: name) {
+            lostAfter = max(lostAfter ?? subscription.lostAfter, subscription.lostAfter)
+        }
+        guard let lostAfter else { return }
+        let key = DiscoveryKey.identity(name)
+        // Protected like our messages: only the key's holder makes addresses that resolve to it.
+        sighted(hash: key.hashValue, matching: { $0 == key }, key: key, details: DiscoveryDetails(medium: .ble, content: EmptyCollection()),
+                rssi: rssi, lostAfter: lostAfter, authenticated: true, now: now, date: date, into: &sink) {
+            Set($0.listening.ble.lazy.filter { $0.includes(identity: name) }.compactMap(\.led))
         }
     }
 
@@ -275,8 +304,13 @@ public struct AirIngest: Sendable {
     mutating func resetSearch() { reassembler.resetSearch() }
     mutating func takeEpochAhead() -> UInt32? { reassembler.takeEpochAhead() }
 
-    /// A reloaded config: a new codec (api key, rotation) for frames; the found set stays.
-    mutating func replaceReassembler(_ reassembler: Reassembler) { self.reassembler = reassembler }
+    /// A reloaded config: a new codec (api key, rotation) for frames, and its identities (their cache
+    /// starts empty: a key may have changed); the found set and the counters stay (every `GET stats`
+    /// counter runs from process start).
+    mutating func reload(_ codec: FrameCodec, epoch: UInt32, identities: Identities?) {
+        reassembler = Reassembler(codec: codec, epoch: epoch, limits: reassembler.limits, counters: reassembler.counters)
+        self.identities = identities
+    }
 
     // MARK: Reading
 
@@ -285,7 +319,23 @@ public struct AirIngest: Sendable {
     /// Found-set entries evicted to make room, and beacon sightings refused for lack of it.
     public var foundEvicted: Int { found.evicted }
     public var foundRefused: Int { found.refused }
+    /// Resolution counters, nil without identities.
+    public var identityCounters: IdentityResolver.Counters? { identities?.resolver.counters }
+    public var identityCacheEntries: Int { identities?.resolver.cachedAddresses ?? 0 }
     var foundEntries: [Entry] { found.entries }
+}
+
+/// The configured identities: their names, which key the found set, and the resolver of their keys
+/// (in the same order).
+public struct Identities: Sendable {
+    let names: [String]
+    var resolver: IdentityResolver
+
+    /// Loads libcrypto (the first time) and prepares one AES key per identity.
+    public init(_ configs: [IdentityConfig], cacheCapacity: Int = IdentityResolver.defaultCapacity) throws(CryptoError) {
+        names = configs.map(\.name)
+        resolver = try IdentityResolver(keys: configs.map(\.key), capacity: cacheCapacity)
+    }
 }
 
 /// What an `AirIngest` call reports back to its owner, in the order it happened.

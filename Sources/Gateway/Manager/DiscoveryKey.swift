@@ -15,6 +15,8 @@ enum DiscoveryKey: Hashable, Sendable {
     case eddystoneUID(ShortBytes)
     case eddystoneURL(String)
     case iBeacon(uuid: ShortBytes, major: UInt16, minor: UInt16)
+    /// An `[[identity]]` by its name: its addresses rotate, its name does not.
+    case identity(String)
 
     /// The topic under `found/` or `lost/` (docs/product.md §6, §12).
     var topicSuffix: String {
@@ -23,6 +25,7 @@ enum DiscoveryKey: Hashable, Sendable {
         case .eddystoneUID(let id): "eddystone/\(Hex.lower(id.bytes.prefix(10)))/\(Hex.lower(id.bytes.dropFirst(10)))"
         case .eddystoneURL(let url): "eddystone-url/\(TopicLevel.escape(URLComponents(string: url)?.host ?? url))"
         case .iBeacon(let uuid, let major, let minor): "ibeacon/\(Hex.uuid(uuid.bytes))/\(major)/\(minor)"
+        case .identity(let name): "identity/\(TopicLevel.escape(name))"
         }
     }
 
@@ -43,6 +46,9 @@ enum DiscoveryKey: Hashable, Sendable {
             hasher.combine(uuid)
             hasher.combine(major)
             hasher.combine(minor)
+        case .identity(let name):
+            hasher.combine(4 as UInt8)
+            hasher.combine(name)
         }
     }
 
@@ -65,7 +71,7 @@ enum DiscoveryKey: Hashable, Sendable {
         case .message(let message):
             HeapBytes.chunk(16 + MemoryLayout<Message>.stride) + HeapBytes.string(message.namespace) + HeapBytes.string(message.type)
                 + HeapBytes.array(capacity: message.content.capacity, of: UInt8.self)
-        case .eddystoneURL(let url): HeapBytes.string(url)
+        case .eddystoneURL(let url), .identity(let url): HeapBytes.string(url)
         case .eddystoneUID, .iBeacon: 0
         }
     }
@@ -77,6 +83,7 @@ enum DiscoveryKey: Hashable, Sendable {
         case .eddystoneUID: .eddystoneUID
         case .eddystoneURL: .eddystoneURL
         case .iBeacon: .iBeacon
+        case .identity: .identity
         }
     }
 }

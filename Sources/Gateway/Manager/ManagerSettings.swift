@@ -7,6 +7,8 @@ struct ManagerSettings: Sendable {
     var codec: FrameCodec
     var publications: [Publication]
     var subscriptions: [Subscription]
+    /// `[[identity]]`, with their AES keys ready; nil without any.
+    var identities: Identities? = nil
     /// How long a scan-mode publication transmits after hearing a matching subscriber beacon.
     var scanWindow: Duration = .seconds(30)
     /// The configured level, restored by `SET debug off`.

@@ -19,7 +19,7 @@ extension MessageManager {
             await setError(.bluetoothPermission, false, cause: "controller up")
         case .down(let error):
             let which: GatewayErrorState = error.kind == .permission ? .bluetoothPermission : .bluetoothPower
-            await setError(which, true, cause: "\(error)", device: error.device, errno: error.errno?.rawValue)
+            await setError(which, true, cause: "\(error)", device: error.device, errno: error.errno?.rawValue, updating: true)
         case .quiet(let error):
             await setError(.radioQuiet, true, cause: "\(error); resetting the controller", device: error.device)
         }
@@ -161,9 +161,9 @@ extension MessageManager {
         case (.failed(let error, let retry), .capture):
             stats.captureFailures += 1
             // Any capture device that can't be opened or read is the microphone error of Nearby
-            // Messages; the thread retries by itself.
+            // Messages (its name kept); `reason` tells the faults apart. The thread retries by itself.
             await setError(.microphonePermission, true, cause: "\(error); retrying in \(retry) s", device: error.device,
-                           errno: error.errno)
+                           errno: error.errno, reason: error.kind.rawValue)
         case (.ready(let device), .playback):
             logger.info("speaker open", metadata: ["device": "\(device)"])
         case (.failed(let error, let retry), .playback):

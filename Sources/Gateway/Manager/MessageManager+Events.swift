@@ -43,6 +43,7 @@ extension MessageManager {
         if previous?.permission != state.permission { value("$SYS/permission") { $0.add("permission", state.permission.rawValue) } }
         if previous?.backgroundMode != state.backgroundMode { value("$SYS/background") { $0.add("background", state.backgroundMode) } }
         if previous?.power != state.power { value("$SYS/power") { $0.add("power", state.power.rawValue) } }
+        if previous == nil { publishDebug() }
         if state.permission == .undecided {
             if previous?.permission != .undecided { value("$SYS/permission/request") { _ in } }
         } else if previous?.permission == .undecided {
@@ -50,6 +51,13 @@ extension MessageManager {
             events.publish(BrokerEvent(topic: "$SYS/permission/request", json: "{\"answered\":\"\(state.permission.rawValue)\"}",
                                        retain: .clear("$SYS/permission/request")))
         }
+    }
+
+    /// `$SYS/debug`, state like `$SYS/power`: retained, at start and when `SET debug` changes it.
+    func publishDebug() {
+        var json = JSONObjectWriter()
+        json.add("debug", isDebug)
+        events.publish(BrokerEvent(topic: "$SYS/debug", json: json.string, retain: .set("$SYS/debug")))
     }
 
     func statsJSON(clients: Int) -> String {
@@ -86,6 +94,15 @@ extension MessageManager {
         json.add("found", foundCount)
         json.add("found_evicted", inbound.foundEvicted)
         json.add("found_refused", inbound.foundRefused)
+        // Resolvable private addresses (docs/identities.md): AES-128 encryptions, and the address cache.
+        let identity = inbound.identityCounters ?? IdentityResolver.Counters()
+        json.add("identity_resolutions", identity.resolutions)
+        var cache = JSONObjectWriter()
+        cache.add("hits", identity.cacheHits)
+        cache.add("misses", identity.cacheMisses)
+        cache.add("resolved", identity.resolved)
+        cache.add("entries", inbound.identityCacheEntries)
+        json.add("identity_cache", rawJSON: cache.string)
         json.add("publications", publicationCount)
         json.add("publications_refused", publicationsRefused)
         if let mqtt = mqttStatistics?() {

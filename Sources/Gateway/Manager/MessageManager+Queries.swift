@@ -6,6 +6,9 @@ import Radio
 /// What the manager answers about itself (GET found/publications/stats, the air ingest's
 /// listening set): read-only views of its state, no I/O.
 extension MessageManager {
+    /// Answers when the actor takes a call: the watchdog's proof that the manager is not stuck.
+    func probe() {}
+
     /// Entries running now (permission granted, power state) that accept `medium`.
     func runningSubscriptions(for medium: Medium) -> [Subscription] {
         Self.running(subscriptions, for: medium, in: state)

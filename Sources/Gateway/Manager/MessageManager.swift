@@ -85,7 +85,7 @@ actor MessageManager {
         self.subscriptions = settings.subscriptions
         let epoch = settings.codec.epoch(at: Date())
         self.epoch = epoch
-        self.inbound = AirIngest(reassembler: Reassembler(codec: settings.codec, epoch: epoch), maxFound: settings.limits.found)
+        inbound = AirIngest(reassembler: Reassembler(codec: settings.codec, epoch: epoch), maxFound: settings.limits.found, identities: settings.identities)
         self.beaconMatcher = SubscriberBeaconMatcher(codec: settings.codec, epoch: epoch, publications: [])
         self.clockFollower = ClockFollower(rotateSeconds: settings.codec.rotateSeconds, reference: .now)
         for publication in settings.publications {
@@ -122,7 +122,7 @@ actor MessageManager {
         planner = AirPlanner(codec: newSettings.codec)
         let previousEpoch = epoch
         epoch = newSettings.codec.epoch(at: clockFollower.date(real: Date()))
-        inbound.replaceReassembler(Reassembler(codec: newSettings.codec, epoch: epoch))
+        inbound.reload(newSettings.codec, epoch: epoch, identities: newSettings.identities)
         inbound.setSearchesAhead(clockFollower.follows)
         inbound.setPhaseUnknown(!clockFollower.phaseKnown)
         subscriptions = newSettings.subscriptions + subscriptions.filter { $0.owner != nil }
@@ -224,20 +224,18 @@ actor MessageManager {
     /// `SET debug on|off`: the whole process logs at debug level, or back at `--log-level` if given,
     /// else the config's `log_level`.
     func setDebug(_ on: Bool) {
+        let changed = debug != on
         debug = on
         logLevel.value = on ? .debug : logLevel.base(configured: settings.logLevel)
         logger.notice("debug logging \(on ? "on" : "off")")
-        var json = JSONObjectWriter()
-        json.add("debug", on)
-        events.publish(BrokerEvent(topic: "$SYS/debug", json: json.string, retain: .set("$SYS/debug")))
+        if changed { publishDebug() }
     }
     var isDebug: Bool { debug }
 
-    /// Answers when the actor takes a call: the watchdog's proof that the manager is not stuck.
-    func probe() {}
-
-    func setError(_ error: GatewayErrorState, _ isSet: Bool, cause: String, device: String? = nil, errno: Int32? = nil) async {
-        guard errors.contains(error) != isSet else { return }
+    /// `updating`: an error already set is published again when its cause changed (the radio's outage, once it says what fixes it).
+    func setError(_ error: GatewayErrorState, _ isSet: Bool, cause: String, device: String? = nil, errno: Int32? = nil, reason: String? = nil,
+                  updating: Bool = false) async {
+        guard errors.contains(error) != isSet || (isSet && updating && errorCauses[error] != cause) else { return }
         if isSet {
             errors.insert(error)
             errorCauses[error] = cause
@@ -253,6 +251,7 @@ actor MessageManager {
         if isSet {
             json.add("device", device)
             json.add("errno", errno.map(Int.init))
+            if let reason { json.add("reason", reason) }
         }
         json.add("message", cause)
         events.publish(BrokerEvent(topic: "$SYS/error/\(error.rawValue)", json: json.string,

@@ -36,10 +36,16 @@ struct Subscription: Sendable {
     var background: Bool
     var lostAfter: Duration
     var include: Set<BeaconFilter>
+    /// Identities by name (`include = ["identity/<name>"]`); `include` holding `.identity` takes them all.
+    var identities: Set<String> = []
     var led: String?
     /// A run-time subscription (`SUBSCRIBE`): its handle number and its connection; nil for the config's.
     var handle: Int? = nil
     var owner: Int? = nil
+
+    func includes(identity name: String) -> Bool {
+        include.contains(.identity) || identities.contains(name)
+    }
 
     func matches(_ message: Message) -> Bool {
         message.namespace == namespace && (type == "*" || type == message.type)

@@ -19,8 +19,9 @@ extension ManagerSettings {
             subscriptions: config.subscriptions.map { subscription in
                 Subscription(namespace: subscription.namespace, type: subscription.type, mediums: Set(subscription.mediums),
                              mode: subscription.mode, background: subscription.background, lostAfter: subscription.lostAfter,
-                             include: Set(subscription.include), led: subscription.led)
+                             include: Set(subscription.include), identities: Set(subscription.identities), led: subscription.led)
             },
+            identities: config.identities.isEmpty ? nil : try Identities(config.identities),
             logLevel: config.logLevel,
             limits: config.limits,
             airCapacity: Self.airCapacity(intervalMs: config.radio.intervalMs, lostAfterS: config.radio.lostAfterS),
@@ -34,7 +35,7 @@ extension GatewayConfig {
     /// `[mqtt]` itself needs no mapping: its settings (`MQTTSettings`) are shared by the reader and the
     /// bridge, in NearbyProtocol; the bridge's view of the subscriptions is made here.
     var bridgedSubscriptions: [BridgedSubscription] {
-        subscriptions.map { BridgedSubscription(namespace: $0.namespace, type: $0.type, include: $0.include) }
+        subscriptions.map { BridgedSubscription(namespace: $0.namespace, type: $0.type, include: $0.include, identities: $0.identities) }
     }
 
     var socketConfiguration: SocketBrokerConfiguration {

@@ -1,8 +1,10 @@
 /// When one room takes a message from another (docs/behaviour.md, "Rooms across gateways").
 public struct RoomRule: Sendable, Equatable {
-    /// dB by which a challenger's smoothed RSSI must beat the current room's. More than twice the
-    /// signal events' 3 dB step: each gateway's reported value may lag its true one by up to 3 dB, so
-    /// two rooms that hear a message equally can never look `margin` apart.
+    /// dB by which a challenger's smoothed RSSI must beat the current room's. Twice the signal events'
+    /// 3 dB step: each gateway's reported value lags its smoothed one by less than 3 dB, so two rooms
+    /// that hear a message equally never look `margin` apart. No more than that: in the simulated
+    /// house (docs/rooms.md) 8 dB left a person who stood 0.3-0.6 m from a wall in the room they had
+    /// walked into in the room they had left (the wall and the distance make 4-8 dB) for minutes.
     public var margin: Double
     /// How long a challenger must keep beating the current room before it takes the message.
     public var dwell: Duration
@@ -12,7 +14,7 @@ public struct RoomRule: Sendable, Equatable {
     /// so a gateway never overturns the fleet's decision on the evidence of the first few gateways heard.
     public var settle: Duration
 
-    public init(margin: Double = 8, dwell: Duration = .seconds(5), expiry: Duration = .seconds(20), settle: Duration = .seconds(6)) {
+    public init(margin: Double = 6, dwell: Duration = .seconds(5), expiry: Duration = .seconds(20), settle: Duration = .seconds(6)) {
         self.margin = margin
         self.dwell = dwell
         self.expiry = expiry

@@ -34,6 +34,8 @@ public struct Reassembler: Sendable {
         public var timedOut = 0
 
         public var totalDropped: Int { dropped.values.reduce(0, +) }
+
+        public init() {}
     }
 
     public let codec: FrameCodec
@@ -50,9 +52,12 @@ public struct Reassembler: Sendable {
     /// The latest epoch ahead of ours under which a whole message authenticated, for the owner.
     private var epochAhead: UInt32?
 
-    public init(codec: FrameCodec, epoch: UInt32, limits: Limits = Limits()) {
+    /// `counters` carries a predecessor's counts, so a reloaded codec does not restart them (`GET stats`
+    /// counts from process start).
+    public init(codec: FrameCodec, epoch: UInt32, limits: Limits = Limits(), counters: Counters = Counters()) {
         self.codec = codec
         self.limits = limits
+        self.counters = counters
         keys = EpochKeyRing(apiKey: codec.apiKeyMaterial, epoch: epoch)
         search = EpochSearch(policy: EpochSearch.Policy(rotateSeconds: codec.rotateSeconds))
         partials = PartialTable(capacity: limits.maxPartials)

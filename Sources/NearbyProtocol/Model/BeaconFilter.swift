@@ -4,4 +4,6 @@ public enum BeaconFilter: String, Sendable, Hashable, CaseIterable {
     case eddystoneURL = "eddystone-url"
     case eddystoneTLM = "eddystone-tlm"
     case iBeacon = "ibeacon"
+    /// Every `[[identity]]` (one alone: `"identity/<name>"`, kept in `SubscriptionConfig.identities`).
+    case identity = "identity"
 }

@@ -12,8 +12,8 @@ public struct Message: Hashable, Sendable {
 
     public static let maxNamespaceBytes = 32
     public static let maxTypeBytes = 32
-    /// Namespaces of beacon sightings (Eddystone, iBeacon), never a publication's or subscription's.
-    public static let reservedNamespaces: Set<String> = ["eddystone", "eddystone-url", "ibeacon"]
+    /// Namespaces of beacon and identity sightings (Eddystone, iBeacon, `[[identity]]`), never a publication's or subscription's.
+    public static let reservedNamespaces: Set<String> = ["eddystone", "eddystone-url", "ibeacon", "identity"]
 
     /// Why `value` cannot be a namespace (`isNamespace`) or a type, or nil when it can: 1…32 UTF-8
     /// bytes that fit a topic level (no '/', '+', '#', whitespace or control character, C1 included),

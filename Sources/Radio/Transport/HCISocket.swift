@@ -1,4 +1,5 @@
 import CBluetooth
+import SystemCall
 
 #if canImport(Glibc)
 import Glibc
@@ -25,5 +26,16 @@ enum HCISocket {
             throw error
         }
         return fd
+    }
+
+    /// The real kernel behind `AdapterPower`: both calls through `SystemCall.retrying`.
+    struct Kernel: AdapterKernel {
+        func isUp(index: Int) throws(Errno) -> Bool {
+            try SystemCall.retrying { nearby_hci_is_up(Int32(index)) } == 1
+        }
+
+        func bringUp(index: Int) throws(Errno) {
+            try SystemCall.retrying { nearby_hci_dev_up(Int32(index)) }
+        }
     }
 }

@@ -19,6 +19,13 @@ extension SocketClient {
         return (entries, held)
     }
 
+    /// `ask` with `GET stats`' JSON as the reply.
+    func askStats(timeout: Duration, every: Duration = .seconds(1),
+                  until predicate: ([String: Any]) -> Bool) async throws -> (stats: [String: Any], held: Bool) {
+        let (reply, held) = try await ask(timeout: timeout, every: every, fetch: { try await stats(self) }, until: predicate)
+        return (reply, held)
+    }
+
     private func ask<Reply>(timeout: Duration, every: Duration, fetch: () async throws -> Reply,
                             until predicate: (Reply) -> Bool) async throws -> (reply: Reply, held: Bool) {
         let deadline = ContinuousClock.now + timeout

@@ -23,6 +23,9 @@ struct TestGatewayConfig {
     var power = "active"
     var publications: [String] = []
     var subscriptions: [String] = []
+    /// `[[identity]]` tables' bodies. A config holding a key inline must not be readable by others,
+    /// so `write` makes the file 0600 when there are any.
+    var identities: [String] = []
     var audio: String? = nil
     /// More tables, as TOML (e.g. `[limits]`).
     var extra = ""
@@ -89,13 +92,16 @@ struct TestGatewayConfig {
         if !extra.isEmpty { text += "\n\(extra)\n" }
         for publication in publications { text += "\n[[publication]]\n\(publication)\n" }
         for subscription in subscriptions { text += "\n[[subscription]]\n\(subscription)\n" }
+        for identity in identities { text += "\n[[identity]]\n\(identity)\n" }
         return text
     }
 
     /// Writes the config as `<name>.toml` in the folder (or `file`); returns its path.
     @discardableResult
     func write(as file: String? = nil) throws -> String {
-        try folder.write(file ?? "\(name).toml", toml)
+        let path = try folder.write(file ?? "\(name).toml", toml)
+        if !identities.isEmpty { chmod(path, 0o600) }
+        return path
     }
 }
 
