@@ -126,7 +126,7 @@ let package = Package(
         .executableTarget(name: "FuzzTargets", dependencies: ["Radio", "Modem", "NearbyProtocol", "Config", "Broker", "Gateway", "TestSupport"]),
 
         // One test target per module.
-        .testTarget(name: "SystemCallTests", dependencies: ["SystemCall"]),
+        .testTarget(name: "SystemCallTests", dependencies: ["SystemCall", "TestSupport"]),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"]),
         .testTarget(name: "NearbyProtocolTests", dependencies: ["NearbyProtocol", "SplitMix", "TestSupport"]),
         .testTarget(name: "RadioTests", dependencies: ["Radio", "SplitMix", "SystemCall", "TestSupport", logging]),

@@ -13,11 +13,14 @@ import SystemCall
 /// payload instead of a rotation (`AdvertisingSets.swift`). Scanning is passive without
 /// duplicate filtering.
 ///
-/// The radio, its controller, their timers and the transport's reads all run on one thread of
-/// their own (`RadioLoop`): an advertising step wakes one thread, not a timer thread, a reader and
-/// Swift's pool (docs/footprint.md). Only sightings and state changes cross to the owner.
+/// The radio, its controller, their timers and the transport's reads all run on one thread
+/// (`EventLoop`), the gateway's, which its owner (the message manager) shares: an advertising step
+/// or a sighting wakes that one thread, not a timer thread, a reader and Swift's pool
+/// (docs/architecture.md, "Concurrency").
 public actor Radio {
-    nonisolated let loop: RadioLoop
+    public nonisolated let loop: EventLoop
+    /// Whether the radio made its loop (and ends it with itself) or shares its owner's.
+    private nonisolated let ownsLoop: Bool
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
     public nonisolated let events: EventQueue<RadioEvent>
     nonisolated let sink: EventQueue<RadioEvent>.Sink
@@ -27,7 +30,7 @@ public actor Radio {
     nonisolated let recorder = StatisticsRecorder()
     /// When reports last arrived; nil when `quietTimeout` is nil (never reset for silence).
     nonisolated let quietWatch: QuietWatch?
-    private let openTransport: @Sendable (StatisticsRecorder, RadioLoop) throws(RadioError) -> any HCITransport
+    private let openTransport: @Sendable (StatisticsRecorder, EventLoop) throws(RadioError) -> any HCITransport
 
     // What the owner asked for; every (re)connection converges the controller to it.
     var advertisements: [[UInt8]] = []
@@ -44,10 +47,13 @@ public actor Radio {
     /// (and counted) rather than growing memory.
     static let bufferedEvents = 4096
 
-    public init(device: RadioDevice, configuration: RadioConfiguration = RadioConfiguration(), logger: Logger) {
+    /// `loop`: the gateway's event loop, which the radio then shares with the owner of its sightings
+    /// (so a sighting reaches it without crossing threads); nil gives the radio a loop of its own.
+    public init(device: RadioDevice, configuration: RadioConfiguration = RadioConfiguration(), logger: Logger,
+                loop: EventLoop? = nil) {
         var adapterLogger = logger
         adapterLogger[metadataKey: "device"] = "\(device)"
-        self.init(name: device.description, configuration: configuration, logger: logger) { [adapterLogger] recorder, loop throws(RadioError) in
+        self.init(name: device.description, configuration: configuration, logger: logger, loop: loop) { [adapterLogger] recorder, loop throws(RadioError) in
             // A shared kernel adapter that is down is brought up before each connection (AdapterPower).
             if case .kernel(let index, exclusive: false) = device,
                try AdapterPower.ensureUp(index: index, device: device.description, kernel: HCISocket.Kernel()) == .broughtUp {
@@ -59,10 +65,11 @@ public actor Radio {
 
     /// Any transport, e.g. a fake controller in tests.
     init(
-        name: String, configuration: RadioConfiguration, logger: Logger,
-        openTransport: @escaping @Sendable (StatisticsRecorder, RadioLoop) throws(RadioError) -> any HCITransport
+        name: String, configuration: RadioConfiguration, logger: Logger, loop: EventLoop? = nil,
+        openTransport: @escaping @Sendable (StatisticsRecorder, EventLoop) throws(RadioError) -> any HCITransport
     ) {
-        loop = RadioLoop(name: "radio")
+        self.loop = loop ?? EventLoop(name: "radio")
+        ownsLoop = loop == nil
         device = name
         self.configuration = configuration
         var logger = logger
@@ -71,14 +78,14 @@ public actor Radio {
         self.openTransport = openTransport
         quietWatch = configuration.quietTimeout.map(QuietWatch.init(timeout:))
         (events, sink) = EventQueue.make(limit: Self.bufferedEvents)
-        if let failure = loop.failure {
+        if let failure = self.loop.failure {
             logger.warning("no radio thread: the radio runs on the shared pool",
                            metadata: ["call": "\(failure.call)", "errno": "\(failure.errno.rawValue)"])
         }
     }
 
     deinit {
-        loop.finish()   // no join here: a deinit may run on Swift's pool
+        if ownsLoop { loop.finish() }   // no join here: a deinit may run on Swift's pool
     }
 
     /// Input dropped so far (garbage bytes, malformed events and adverts, overflow).

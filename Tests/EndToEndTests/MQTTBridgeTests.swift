@@ -272,7 +272,7 @@ extension EndToEnd {
             #expect(try await watch.request("PING") == "PONG")
             #expect(try await gateway.stop() == 0)
             // The bridge stops after the manager (its last events leave first), before the rest.
-            #expect(gateway.stoppedServices == ["manager", "mqtt", "audio", "leds", "socket"])
+            #expect(gateway.stoppedServices == ["manager", "mqtt", "audio", "leds", "socket", "loop"])
             try await mosquitto.stop(signal: SIGKILL)
         }
 

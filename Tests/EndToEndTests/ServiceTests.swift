@@ -30,13 +30,13 @@ extension EndToEnd {
 
         /// Issue 27: the parts are services of one ServiceGroup, which stops them in the reverse of
         /// their start-up order: the manager first (off the air, state flushed), the socket last.
-        @Test("SIGTERM stops the parts in reverse start-up order: manager, audio, LEDs, socket; exit 0")
+        @Test("SIGTERM stops the parts in reverse start-up order: manager, audio, LEDs, socket, then the event loop; exit 0")
         func shutdownOrder() async throws {
             let folder = try TemporaryFolder("order")
             let config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("order"), folder: folder, name: "o")
             let gateway = try await config.start(logLevel: "debug")
             #expect(try await gateway.stop() == 0)
-            #expect(gateway.stoppedServices == ["manager", "audio", "leds", "socket"], "\(gateway.log.suffix(2_000))")
+            #expect(gateway.stoppedServices == ["manager", "audio", "leds", "socket", "loop"], "\(gateway.log.suffix(2_000))")
         }
 
         @Test("With the radio down, STATUS= names bluetooth-power and its cause, not just running")

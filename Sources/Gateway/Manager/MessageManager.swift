@@ -47,7 +47,8 @@ actor MessageManager {
     var epoch: UInt32
     var clockFollower: ClockFollower   // the clock epochs follow: the wall clock or a peer's ahead (+Clock.swift)
     private var plan = AirPlan.silent
-    private var timer: Task<Void, Never>?
+    /// The loop timer armed for `armedDeadline`, if any.
+    private var timer: EventLoop.TimerID?
     private var armedDeadline: ContinuousClock.Instant?
     private var debug = false
     /// Per-subscription LEDs: how many found entries keep each lit, and which LEDs each entry lit.
@@ -66,12 +67,17 @@ actor MessageManager {
     private let stateFile: StateFile
     private let logLevel: SharedLogLevel
     let clock = ContinuousClock()
+    /// The gateway's event loop, this actor's executor: sightings reach it on the thread that read
+    /// them, and its timers are the loop's.
+    nonisolated let loop: EventLoop
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     init(
         settings: ManagerSettings, state: GatewayState, stateFile: StateFile,
         air: (any AirInterface)?, audio: (any AudioInterface)?, events: any EventSink,
-        panel: (any PanelInterface)?, logLevel: SharedLogLevel, logger: Logger
+        panel: (any PanelInterface)?, logLevel: SharedLogLevel, logger: Logger, loop: EventLoop
     ) {
+        self.loop = loop
         self.logLevel = logLevel
         self.settings = settings
         self.planner = AirPlanner(codec: settings.codec)
@@ -135,8 +141,7 @@ actor MessageManager {
 
     /// Graceful shutdown: nothing more on the air, LEDs dark, state on disk.
     func shutdown() async {
-        timer?.cancel()
-        timer = nil
+        disarm()
         plan = .silent
         await air?.setAdvertisements([], rotatingAddress: false)
         await air?.setScanning(false)
@@ -300,10 +305,9 @@ actor MessageManager {
     // MARK: Timers
 
     /// The next instant something must happen without outside input: a lost, a rotation, the end of
-    /// a scan window or of a publication's ttl. One timer task, re-armed only when the next instant
-    /// moved earlier than the armed one (a timer that fires early finds nothing due and re-arms):
-    /// a cancelled sleep keeps its dispatch timer until its deadline, so re-arming on every found
-    /// (lost_after_s up to a day) held ~1 KB per sighting of a new beacon until then.
+    /// a scan window or of a publication's ttl. One timer of the gateway's loop, re-armed only when
+    /// the next instant moved earlier than the armed one (a timer that fires early finds nothing due
+    /// and re-arms): a sighting that only pushes an entry's lost deadline later arms nothing.
     private func reschedule() {
         let today = clockFollower.date(real: Date())
         var deadline = Self.nextRotation(after: epoch, codec: settings.codec).map { clock.now + .seconds(max(0, $0.timeIntervalSince(today))) }
@@ -314,18 +318,21 @@ actor MessageManager {
         consider(inbound.nextDeadline())
         scanWindows.values.forEach(consider)
         publications.values.forEach { consider($0.expiry) }
-        guard let deadline else {
-            timer?.cancel()
-            timer = nil
-            return
-        }
+        guard let deadline else { return disarm() }
         if timer != nil, let armed = armedDeadline, armed <= deadline { return }
-        timer?.cancel()
+        disarm()
         armedDeadline = deadline
-        timer = Task { [clock] in
-            do { try await clock.sleep(until: deadline, tolerance: .milliseconds(5)) } catch { return }
-            await self.timerFired()
+        // The action runs on the loop, which is this actor's executor: the timer's work starts
+        // there, without a hop through Swift's pool.
+        timer = loop.schedule(at: deadline) { [self, loop] in
+            Task(executorPreference: loop) { await self.timerFired() }
         }
+    }
+
+    private func disarm() {
+        if let timer { loop.cancel(timer) }
+        timer = nil
+        armedDeadline = nil
     }
 
     /// When `epoch` ends; nil for the last epoch a UInt32 holds (epochs wrap like every other

@@ -22,7 +22,9 @@ struct CoreService: Service {
         await withDiscardingTaskGroup { group in
             if let radio = parts.radio {
                 group.addTask { await radio.run() }
-                group.addTask {
+                // On the gateway's loop, as the radio and the manager are: a sighting goes from the
+                // read to the found set on one thread, with no wake of another.
+                group.addTask(executorPreference: parts.loop) {
                     // Cancelled, the radio's queue ends and drops what it holds; the check also stops
                     // at once a loop that is handing a flood's sightings to the manager.
                     for await event in radio.events {

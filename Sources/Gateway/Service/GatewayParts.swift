@@ -13,6 +13,9 @@ import SystemCall
 /// restored before anything goes on the air, socket bound before the radio starts, and a clear error
 /// (never a half-started gateway) when a part can't start.
 struct GatewayParts: Sendable {
+    /// The gateway's event loop: the thread of the radio and the manager (docs/architecture.md,
+    /// "Concurrency"); `LoopService` ends it after every other part has stopped.
+    let loop: EventLoop
     let manager: MessageManager
     let radio: Radio?
     let broker: SocketBroker
@@ -78,12 +81,20 @@ struct GatewayParts: Sendable {
         let audio = try AudioBridge(settings: config.audio, events: { audioContinuation.yield(($0, $1)) },
                                     logger: logger.labelled("audio"))
 
-        // 5. The radio (connects in `run`, reconnecting by itself) and the manager that owns it all.
+        // 5. The radio (connects in `run`, reconnecting by itself) and the manager that owns it all,
+        // both on the gateway's loop: a sighting reaches the manager on the thread that read it.
         let settings = try ManagerSettings(config: config, board: board)
+        let loop = EventLoop(name: "gateway")
+        if let failure = loop.failure {
+            // Without its thread the loop would run on Swift's pool, which blocking work must never
+            // hold: refuse the start, naming the call that failed.
+            throw RadioError.system(failure.call, device: "event loop \(loop.name)", errno: failure.errno)
+        }
         let radio = Radio(device: try RadioDevice(parsing: config.radio.device, exclusive: config.radio.exclusive),
-                          configuration: config.radioConfiguration, logger: logger.labelled("radio"))
+                          configuration: config.radioConfiguration, logger: logger.labelled("radio"), loop: loop)
         let manager = MessageManager(settings: settings, state: state, stateFile: stateFile, air: radio, audio: audio,
-                                     events: events, panel: panel, logLevel: logLevel, logger: logger.labelled("manager"))
+                                     events: events, panel: panel, logLevel: logLevel, logger: logger.labelled("manager"),
+                                     loop: loop)
         if let problem {
             // Consent was withheld (StateFile.load): say so where the box's UI listens, until a save succeeds.
             await manager.setError(.state, true, cause: "\(problem)", device: problem.path)
@@ -92,7 +103,7 @@ struct GatewayParts: Sendable {
             await manager.setMQTTStatistics { mqtt.statistics }
             try mqtt.start()
         }
-        return GatewayParts(manager: manager, radio: radio, broker: broker, mqtt: mqtt, panel: panel, audio: audio,
+        return GatewayParts(loop: loop, manager: manager, radio: radio, broker: broker, mqtt: mqtt, panel: panel, audio: audio,
                             powerRequests: powerRequests, audioEvents: audioEvents, logger: logger)
     }
 

@@ -17,7 +17,7 @@ public enum GatewayServices {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let parts = try await GatewayParts.assemble(config: config, board: board, logLevel: logLevel, logger: logger)
         let start = StartSequence()
-        var services: [any Service] = [SocketService(parts: parts, start: start), PartService.leds(parts), PartService.audio(parts)]
+        var services: [any Service] = [LoopService(parts: parts), SocketService(parts: parts, start: start), PartService.leds(parts), PartService.audio(parts)]
         if let bridge = parts.mqtt { services.append(PartService.mqtt(parts, bridge)) }
         services.append(CoreService(parts: parts, config: config, board: board, hangups: hangups, start: start,
                                     logger: logger))

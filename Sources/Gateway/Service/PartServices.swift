@@ -3,6 +3,7 @@ import LEDs
 import MQTT
 import Logging
 import ServiceLifecycle
+import SystemCall
 
 /// The socket: served once the manager has announced the restored state (so that an early client,
 /// waiting in the listen backlog, never takes the start-up announcements for changes), closed last.
@@ -55,5 +56,18 @@ struct PartService: Service, CustomStringConvertible {
     /// Stopped after the manager, so that the broker gets the manager's last events, then `offline`.
     static func mqtt(_ parts: GatewayParts, _ bridge: MQTTBridge) -> PartService {
         PartService(description: "mqtt", logger: parts.logger, forward: parts.runMQTT, stop: bridge.stop)
+    }
+}
+
+/// The gateway's event loop: first in the group, so stopped last, after every part that runs on it
+/// has stopped. Joining its thread blocks, so that happens on a thread of its own.
+struct LoopService: Service, CustomStringConvertible {
+    let parts: GatewayParts
+    var description: String { "loop" }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await OwnThread.run("loop-stop") { [loop = parts.loop] in loop.shutdown() }
+        parts.logger.debug("stopped", metadata: ["service": "loop"])
     }
 }

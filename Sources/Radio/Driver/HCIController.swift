@@ -1,3 +1,5 @@
+import SystemCall
+
 /// Drives one controller over a transport: sends commands under the controller's flow control
 /// (Num_HCI_Command_Packets), matches each Command Complete / Command Status to its command,
 /// times commands out, turns error statuses into `RadioError`s naming the command, and passes
@@ -6,10 +8,10 @@
 /// `run()` pumps the transport and must be running for `send` to get answers; it ends (throwing
 /// the cause) when the transport does, failing every command still waiting.
 ///
-/// Its executor is the radio's `RadioLoop` (the thread that also reads the transport and fires the
+/// Its executor is the radio's `EventLoop` (the thread that also reads the transport and fires the
 /// command timer), so an answer is matched, and a sequence's next command written, where it is read.
 actor HCIController {
-    nonisolated let loop: RadioLoop
+    nonisolated let loop: EventLoop
     /// No loop given (tests): the controller has its own, stopped when it goes.
     private nonisolated let ownsLoop: Bool
     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
@@ -35,7 +37,7 @@ actor HCIController {
     /// One loop timer for every waiter, armed for the earliest deadline while any waits. A task per
     /// command (30 a second while btvirt re-announces) cost a task, a dispatch timer and, once
     /// cancelled, a wake-up at its deadline anyway: most of an idle gateway's wake-ups.
-    private var timeoutTimer: RadioLoop.TimerID?
+    private var timeoutTimer: EventLoop.TimerID?
     private var armedDeadline: ContinuousClock.Instant?
 
     private struct Waiter<Value: Sendable> {
@@ -50,9 +52,9 @@ actor HCIController {
 
     init(
         transport: any HCITransport, commandTimeout: Duration, recorder: StatisticsRecorder = StatisticsRecorder(),
-        loop: RadioLoop? = nil
+        loop: EventLoop? = nil
     ) {
-        self.loop = loop ?? RadioLoop(name: "hci-controller")
+        self.loop = loop ?? EventLoop(name: "hci-controller")
         ownsLoop = loop == nil
         self.transport = transport
         self.device = transport.device

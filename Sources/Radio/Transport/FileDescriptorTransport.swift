@@ -9,7 +9,7 @@ import Glibc
 /// socket to btvirt, or a kernel HCI socket (one packet per read, indicator included, which the
 /// same deframer handles).
 ///
-/// Reads happen on a `RadioLoop`'s thread, never on Swift's shared pool: the loop polls the
+/// Reads happen on a `EventLoop`'s thread, never on Swift's shared pool: the loop polls the
 /// descriptor (the radio's own loop, so a Command Complete is read, matched and answered by the
 /// next command on one thread; or a loop of the transport's own). `close()` wakes the loop, which
 /// then closes the descriptor (only the loop does, so a descriptor number is never reused under a
@@ -26,7 +26,7 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
     private let state: Mutex<State>
     private let reader = Mutex(Reader())
     private let recorder: StatisticsRecorder
-    private let loop: RadioLoop
+    private let loop: EventLoop
     /// The loop is the transport's own (nobody gave one): it stops when the transport finishes.
     private let ownsLoop: Bool
 
@@ -56,16 +56,16 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
 
     init(
         fd: Int32, device: String, ownsController: Bool = true, recorder: StatisticsRecorder = StatisticsRecorder(),
-        loop: RadioLoop? = nil
+        loop: EventLoop? = nil
     ) throws(RadioError) {
         self.device = device
         self.ownsController = ownsController
         self.recorder = recorder
-        self.loop = loop ?? RadioLoop(name: "hci-read")
+        self.loop = loop ?? EventLoop(name: "hci-read")
         ownsLoop = loop == nil
         (incoming, continuation) = EventQueue.make(limit: Self.bufferedPackets)
         state = Mutex(State(fd: fd))
-        do throws(RadioLoop.StartFailure) {
+        do throws(EventLoop.StartFailure) {
             try self.loop.watch(self)
         } catch {
             let failure = RadioError.system(error.call, device: device, errno: error.errno)

@@ -1,3 +1,5 @@
+import SystemCall
+
 /// The seam between the HCI layer and whatever carries its packets: a UNIX socket speaking H4, a
 /// kernel HCI socket, or a test fake. Packets are whole H4 packets both ways (indicator first).
 public protocol HCITransport: AnyObject, Sendable {
@@ -32,7 +34,7 @@ extension RadioDevice {
     }
 
     /// With `loop`, the loop polls the descriptor (the radio's own); without, the transport has one.
-    func open(recorder: StatisticsRecorder, loop: RadioLoop? = nil) throws(RadioError) -> any HCITransport {
+    func open(recorder: StatisticsRecorder, loop: EventLoop? = nil) throws(RadioError) -> any HCITransport {
         switch self {
         case .h4(let path):
             let fd = try UnixSocket.connect(path: path, device: description)

@@ -155,9 +155,9 @@ import Glibc
     /// A loop whose wake-up pipe could not be made (EMFILE) has no thread: the transport's error names
     /// pipe and its errno, not pthread_create, which never ran.
     @Test func aLoopWithoutItsWakePipeIsReportedAsPipeFailing() throws {
-        let loop = RadioLoop(name: "no-pipe", wakePipe: { () throws(Errno) in throw Errno(rawValue: EMFILE) })
+        let loop = EventLoop(name: "no-pipe", wakePipe: { () throws(Errno) in throw Errno(rawValue: EMFILE) })
         defer { loop.shutdown() }
-        #expect(loop.failure == RadioLoop.StartFailure(call: "pipe", errno: Errno(rawValue: EMFILE)))
+        #expect(loop.failure == EventLoop.StartFailure(call: "pipe", errno: Errno(rawValue: EMFILE)))
         var fds: [Int32] = [-1, -1]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
         defer { Glibc.close(fds[1]) }

@@ -1,13 +1,12 @@
 import Synchronization
-import SystemCall
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// What the radio loop polls besides its own wake-up descriptor: the HCI transport's descriptor
-/// (and, for a moment after a reconnect, the previous transport's, until it has closed it).
-protocol LoopWatch: AnyObject, Sendable {
+/// A descriptor the loop polls besides its own wake-up pipe: the HCI transport's, the socket
+/// broker's listener and clients, the MQTT connection's. Its callbacks run on the loop's thread.
+public protocol LoopWatch: AnyObject, Sendable {
     /// The descriptor and poll(2) events wanted now, or nil once finished (the loop drops the watch).
     func interest() -> (fd: Int32, events: Int16)?
     /// poll(2) reported `revents` for the descriptor.
@@ -16,31 +15,36 @@ protocol LoopWatch: AnyObject, Sendable {
     func pollFailed(_ error: Errno)
 }
 
-/// The radio's one thread: the serial executor of `Radio` and `HCIController`, the task executor of
-/// their child tasks, the poller of the HCI descriptor and the clock of their timers (the advertising
-/// tick, command timeouts, the reconnect back-off). An advertising step (tick, three commands, three
-/// Command Completes) then runs on this thread from start to end: no dispatch timer, no hop through
-/// Swift's cooperative pool, no reader thread handing packets over (docs/footprint.md, step 10).
+/// The gateway's one event loop (docs/architecture.md, "Concurrency"): one thread that is the serial
+/// executor of the actors that see every advert (`Radio`, `HCIController`, the `MessageManager`),
+/// the task executor of their child tasks, the poller of every descriptor they own and the clock of
+/// their timers. A repeat advert that changes nothing a client sees then costs one wake of this
+/// thread: poll returns, every waiting report is read, the found set's entry is updated, poll again.
+/// No dispatch timer, no hop through Swift's cooperative pool, no reader thread handing packets over.
 ///
-/// The thread blocks in poll(2) on a wake-up pipe and the watched descriptor, with the next timer's
+/// The thread blocks in poll(2) on a wake-up pipe and the watched descriptors, with the next timer's
 /// deadline as the timeout. Work enqueued from another thread writes a byte to the pipe; work
 /// enqueued on the thread itself does not, the loop looks at its queue before it polls again.
 ///
 /// Should the thread not start (pipe or pthread_create failing), jobs and timers still run, one at a
 /// time, on Swift's pool (`failure` says why); only a descriptor cannot be watched then.
-final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
-    typealias TimerID = Int
+public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
+    public typealias TimerID = Int
     /// Why a loop has no thread: the call that failed and its errno.
-    struct StartFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    public struct StartFailure: Error, Equatable, Sendable, CustomStringConvertible {
         /// "pipe" (the wake-up pipe) or "pthread_create".
-        let call: String
-        let errno: Errno
-        var description: String { "\(call): \(errno)" }
+        public let call: String
+        public let errno: Errno
+        public init(call: String, errno: Errno) {
+            self.call = call
+            self.errno = errno
+        }
+        public var description: String { "\(call): \(errno)" }
     }
 
-    let name: String
+    public let name: String
     /// Why there is no thread; nil while it runs.
-    var failure: StartFailure? { state.withLock { $0.failure } }
+    public var failure: StartFailure? { state.withLock { $0.failure } }
     /// `failure != nil`, read on every enqueue without the lock.
     private let threadless = Atomic<Bool>(false)
 
@@ -73,7 +77,7 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
     private let willPoll: (@Sendable () -> Void)?
 
     /// `wakePipe` opens the wake-up pipe: pipe(2), unless a test makes it fail.
-    init(name: String, willPoll: (@Sendable () -> Void)? = nil,
+    public init(name: String, willPoll: (@Sendable () -> Void)? = nil,
          wakePipe: () throws(Errno) -> WakePipe = { () throws(Errno) in try WakePipe() }) {
         self.name = name
         self.willPoll = willPoll
@@ -98,28 +102,28 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
 
 
     /// Whether the caller runs on the loop (its thread, or whoever drains it without one).
-    var isCurrent: Bool { runner.load(ordering: .acquiring) == UInt(pthread_self()) }
+    public var isCurrent: Bool { runner.load(ordering: .acquiring) == UInt(pthread_self()) }
 
     // MARK: executors
 
-    func enqueue(_ job: consuming ExecutorJob) { submit(.job(UnownedJob(job))) }
+    public func enqueue(_ job: consuming ExecutorJob) { submit(.job(UnownedJob(job))) }
 
-    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
 
-    func checkIsolated() {
+    public func checkIsolated() {
         precondition(isCurrent, "not on the radio loop \(name)")
     }
 
-    func isIsolatingCurrentContext() -> Bool? { isCurrent }
+    public func isIsolatingCurrentContext() -> Bool? { isCurrent }
 
     /// Runs `action` on the loop, after the work already queued.
-    func execute(_ action: @escaping @Sendable () -> Void) { submit(.call(action)) }
+    public func execute(_ action: @escaping @Sendable () -> Void) { submit(.call(action)) }
 
     // MARK: timers
 
     /// Runs `action` on the loop at `deadline` (or soon after: poll(2) counts whole milliseconds).
     @discardableResult
-    func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> TimerID {
+    public func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> TimerID {
         let id = state.withLock { state in
             let id = state.nextTimerID
             state.nextTimerID += 1
@@ -139,13 +143,13 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
     }
 
     /// A timer that has not fired yet never will.
-    func cancel(_ id: TimerID) {
+    public func cancel(_ id: TimerID) {
         state.withLock { $0.timers.removeAll { $0.id == id } }
     }
 
     /// Suspends until `deadline` by a loop timer, resuming on the loop; throws CancellationError
     /// when the task is cancelled first.
-    func sleep(until deadline: ContinuousClock.Instant) async throws {
+    public func sleep(until deadline: ContinuousClock.Instant) async throws {
         let sleeper = Sleeper()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -158,7 +162,7 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
         }
     }
 
-    func sleep(for duration: Duration) async throws {
+    public func sleep(for duration: Duration) async throws {
         try await sleep(until: .now + duration)
     }
 
@@ -166,20 +170,20 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
 
     /// Polls `watch`'s descriptor from now on, until its `interest()` answers nil. Throws why the
     /// loop has no thread.
-    func watch(_ watch: any LoopWatch) throws(StartFailure) {
+    public func watch(_ watch: any LoopWatch) throws(StartFailure) {
         if let failure { throw failure }
         state.withLock { $0.watches.append(watch) }
         if !isCurrent { wake() }
     }
 
     /// Makes the loop ask its watch for its interest again (a closing transport, bytes to write).
-    func wake() { wakePipe?.wake() }
+    public func wake() { wakePipe?.wake() }
 
     // MARK: lifetime
 
     /// Stops the loop once the work queued so far has run, and waits for its thread, unless called
     /// on that thread (it then ends after the current turn).
-    func shutdown() {
+    public func shutdown() {
         guard let thread = stop() else { return }
         if isCurrent {
             thread.detach()
@@ -192,7 +196,7 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
     /// Stops the loop once the work queued so far has run, without waiting for its thread, which
     /// ends by itself (holding the loop until then). For a deinit, which must never block: it may run
     /// on Swift's cooperative pool.
-    func finish() {
+    public func finish() {
         guard let thread = stop() else { return }
         thread.detach()
         if !isCurrent { wake() }
@@ -329,7 +333,7 @@ final class RadioLoop: SerialExecutor, TaskExecutor, Sendable {
 private final class Sleeper: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Void, any Error>?
-        var timer: RadioLoop.TimerID?
+        var timer: EventLoop.TimerID?
         var done = false
     }
     private let state = Mutex(State())
@@ -346,7 +350,7 @@ private final class Sleeper: Sendable {
     }
 
     /// False when already resumed (the caller cancels the timer).
-    func setTimer(_ id: RadioLoop.TimerID) -> Bool {
+    func setTimer(_ id: EventLoop.TimerID) -> Bool {
         state.withLock { state in
             if state.done { return false }
             state.timer = id
@@ -356,7 +360,7 @@ private final class Sleeper: Sendable {
 
     /// Resumes once; returns the timer to cancel, if any.
     @discardableResult
-    func resume(with result: Result<Void, any Error>) -> RadioLoop.TimerID? {
+    func resume(with result: Result<Void, any Error>) -> EventLoop.TimerID? {
         let (continuation, timer) = state.withLock { state in
             state.done = true
             defer { state.continuation = nil }

@@ -3,7 +3,7 @@ import SystemCall
 import Testing
 import TestSupport
 
-@testable import Radio
+
 
 #if canImport(Glibc)
 import Glibc
@@ -11,9 +11,9 @@ import Glibc
 
 /// An actor on a given loop, as `Radio` and `HCIController` are.
 private actor OnLoop {
-    nonisolated let loop: RadioLoop
+    nonisolated let loop: EventLoop
     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
-    init(_ loop: RadioLoop) { self.loop = loop }
+    init(_ loop: EventLoop) { self.loop = loop }
     func runsOnLoop() -> Bool { loop.isCurrent }
 }
 
@@ -41,7 +41,7 @@ private final class PipeWatch: LoopWatch {
 }
 
 /// The radio's own thread: its timers, its wake-ups from other threads and its shutdown.
-@Suite struct RadioLoopTests {
+@Suite struct EventLoopTests {
     /// A loop thread that ran again only after a timer's deadline (a starved Pi, a loaded emulated
     /// guest) first reads what its descriptor got before the deadline, then fires the timer: a
     /// Command Complete already in the socket is not timed out.
@@ -49,7 +49,7 @@ private final class PipeWatch: LoopWatch {
         var ends: [Int32] = [-1, -1]
         #expect(pipe(&ends) == 0)
         defer { for fd in ends { close(fd) } }
-        let loop = RadioLoop(name: "loop-stall")
+        let loop = EventLoop(name: "loop-stall")
         defer { loop.shutdown() }
         let (order, sink) = AsyncStream<String>.makeStream()
         try loop.watch(PipeWatch(fd: ends[0]) { sink.yield("read") })
@@ -75,7 +75,7 @@ private final class PipeWatch: LoopWatch {
     }
 
     @Test func timersFireInDeadlineOrderOnTheLoopThread() async throws {
-        let loop = RadioLoop(name: "loop-timers")
+        let loop = EventLoop(name: "loop-timers")
         defer { loop.shutdown() }
         #expect(loop.failure == nil)
         let (fired, sink) = AsyncStream<(Int, Bool)>.makeStream()
@@ -100,7 +100,7 @@ private final class PipeWatch: LoopWatch {
 
     @Test func workEnqueuedFromAnotherThreadWakesThePollingLoop() async throws {
         let (polls, sink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let loop = RadioLoop(name: "loop-wake", willPoll: { sink.yield() })
+        let loop = EventLoop(name: "loop-wake", willPoll: { sink.yield() })
         defer { loop.shutdown() }
         let actor = OnLoop(loop)
         // No timer is armed: once the loop has found its queue empty it polls with no timeout, and
@@ -123,7 +123,7 @@ private final class PipeWatch: LoopWatch {
     }
 
     @Test func aCancelledSleepThrowsAtOnce() async throws {
-        let loop = RadioLoop(name: "loop-cancel")
+        let loop = EventLoop(name: "loop-cancel")
         defer { loop.shutdown() }
         let sleeper = Task { try await loop.sleep(for: .seconds(3600)) }
         sleeper.cancel()
@@ -132,7 +132,7 @@ private final class PipeWatch: LoopWatch {
     }
 
     @Test func shutdownRunsWhatIsQueuedAndJoinsTheThread() throws {
-        let loop = RadioLoop(name: "loop-join")
+        let loop = EventLoop(name: "loop-join")
         let ran = Atomic<Bool>(false)
         loop.execute {
             // Slow on purpose: a shutdown that did not wait for the thread would return first.
@@ -145,7 +145,7 @@ private final class PipeWatch: LoopWatch {
     }
 
     @Test func shutdownFromTheLoopItselfDoesNotWaitForItself() async throws {
-        let loop = RadioLoop(name: "loop-self")
+        let loop = EventLoop(name: "loop-self")
         let (done, sink) = AsyncStream<Void>.makeStream()
         loop.execute {
             loop.shutdown()
