@@ -1,3 +1,5 @@
+import NearbyProtocol
+
 /// One connection's state, owned by the broker's loop thread.
 final class BrokerClient {
     let fd: Int32

@@ -1,4 +1,3 @@
-import CSocket
 import SystemCall
 #if canImport(Glibc)
 import Glibc
@@ -30,32 +29,17 @@ enum Posix {
     }
 
     /// poll(2) with a timeout in nanoseconds (nil: wait forever): ppoll, because poll's own timeout
-    /// is whole milliseconds, too coarse for the broker's write coalescing. Returns poll's result;
-    /// -1 sets errno.
+    /// is whole milliseconds, too coarse for the broker's write coalescing.
     static func poll(_ fds: inout [pollfd], timeoutNanoseconds: UInt64?) -> Int32 {
-        let count = nfds_t(fds.count)
-        return fds.withUnsafeMutableBufferPointer { fds in
-            guard let timeoutNanoseconds else { return nearby_ppoll(fds.baseAddress, count, nil) }
-            var timeout = timespec(tv_sec: Int(timeoutNanoseconds / 1_000_000_000), tv_nsec: Int(timeoutNanoseconds % 1_000_000_000))
-            return nearby_ppoll(fds.baseAddress, count, &timeout)
-        }
+        Descriptor.poll(&fds, timeoutNanoseconds: timeoutNanoseconds)
     }
 
     /// accept(2) of a connection that is already non-blocking and close-on-exec (accept4).
-    static func acceptNonBlocking(_ fd: Int32) -> Int32 { nearby_accept_nonblocking(fd) }
+    static func acceptNonBlocking(_ fd: Int32) -> Int32 { Descriptor.accept(fd, nonBlocking: true) }
 
-    /// The connected peer's pid, uid and gid (SO_PEERCRED).
-    struct PeerCredentials {
-        var pid: pid_t
-        var uid: uid_t
-        var gid: gid_t
-    }
+    typealias PeerCredentials = Descriptor.PeerCredentials
 
-    static func peerCredentials(_ fd: Int32) -> PeerCredentials? {
-        var credentials = nearby_peer_credentials()
-        guard nearby_peer_credentials(fd, &credentials) == 0 else { return nil }
-        return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
-    }
+    static func peerCredentials(_ fd: Int32) -> PeerCredentials? { Descriptor.peerCredentials(fd) }
 }
 
 /// Why the broker could not start or a connection could not be made: the path, and the call with

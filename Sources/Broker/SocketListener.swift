@@ -18,7 +18,7 @@ enum SocketListener {
         guard let address = try? UnixAddress(path: path) else { throw SocketBrokerError(path: path, kind: .pathTooLong) }
         try createParent(of: path)
         try removeStale(path, address: address, logger: logger)
-        let fd = try Posix.call("socket", path: path) { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        let fd = try Posix.call("socket", path: path) { Descriptor.socket(AF_UNIX, SOCK_STREAM, nonBlocking: true) }
         do throws(SocketBrokerError) {
             do throws(SocketBrokerError) {
                 try Posix.call("bind", path: path) { address.bind(fd) }
@@ -86,7 +86,7 @@ enum SocketListener {
         case S_IFSOCK: break
         default: throw SocketBrokerError(path: path, kind: .notASocket)
         }
-        let probe = try Posix.call("socket", path: path) { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        let probe = try Posix.call("socket", path: path) { Descriptor.socket(AF_UNIX, SOCK_STREAM) }
         defer { close(probe) }
         switch Result(catching: { () throws(Errno) in try SystemCall.retrying { address.connect(probe) } }) {
         case .success: throw SocketBrokerError(path: path, kind: .alreadyRunning)

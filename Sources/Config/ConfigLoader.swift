@@ -1,8 +1,6 @@
 import Glibc
-import LEDs
 import Logging
 import NearbyProtocol
-import Radio
 import SystemCall
 
 /// Reads `gateway.toml` and its board file into a `GatewayConfig`, or reports every problem at once.
@@ -87,9 +85,8 @@ public enum ConfigLoader {
         }
         do {
             let board = try boards.load(boardName)
-            // Lines the board's chip does not have, or one line used twice: the LED layer knows the
-            // chips' line counts (a Pi 4's has 58 lines).
-            for problem in board.ledLayout(enabled: true).problems(subscriptionLEDs: []) {
+            // Lines the board's chip does not have (a Pi 4's has 58).
+            for problem in board.lineProblems() {
                 reader.append([ConfigProblem(file: board.path, line: nil, key: "leds", message: problem)])
             }
             return board
@@ -153,7 +150,7 @@ enum Sections {
         settings.rotateS = reader.integer(table, "rotate_s", prefix: "radio", range: 1...604_800, unit: " s")?.value ?? settings.rotateS
         settings.lostAfterS = reader.integer(table, "lost_after_s", prefix: "radio", range: 1...86_400, unit: " s")?.value ?? settings.lostAfterS
         settings.scanDuty = reader.integer(table, "scan_duty", prefix: "radio", range: 1...100, unit: " %")?.value ?? settings.scanDuty
-        settings.reannounce = reader.choice(table, "reannounce", prefix: "radio", ReannouncePolicy.self)?.value ?? settings.reannounce
+        settings.reannounce = reader.choice(table, "reannounce", prefix: "radio", GatewayConfig.RadioSettings.Reannounce.self)?.value ?? settings.reannounce
         settings.txPowerAt1m = reader.integer(table, "tx_power_1m", prefix: "radio", range: -100...20, unit: " dBm")?.value ?? settings.txPowerAt1m
         // 1.0 (a waveguide, corridors) to 6.0 (thick walls, obstructed): the published indoor range.
         settings.pathLossX10 = reader.integer(table, "path_loss_x10", prefix: "radio", range: 10...60)?.value ?? settings.pathLossX10

@@ -1,5 +1,4 @@
 import NearbyProtocol
-import Radio
 
 /// What SIGHUP can and cannot change in a running gateway. The manager takes a new api key,
 /// `rotate_s`, `lost_after_s`, `log_level`, publications and subscriptions; everything that was opened

@@ -24,6 +24,14 @@ public struct GatewayConfig: Sendable, Equatable {
     public var mqtt: MQTTSettings? = nil
 
     public struct RadioSettings: Sendable, Equatable {
+        /// `radio.reannounce`'s words; Gateway/Service/ConfigMapping.swift maps them onto the radio's
+        /// `ReannouncePolicy` (docs/radio.md says what each does).
+        public enum Reannounce: String, Sendable, Equatable, CaseIterable {
+            case automatic = "auto"
+            case everyInterval = "every-interval"
+            case onChange = "on-change"
+        }
+
         /// "h4:/path" or "hciN" (from the board unless set).
         public var device: String
         /// Use the HCI user channel (exclusive access; bluetoothd must not hold the controller).
@@ -36,7 +44,7 @@ public struct GatewayConfig: Sendable, Equatable {
         /// Percent of the time the controller listens while scanning (scan window / scan interval).
         public var scanDuty: Int
         /// How a payload is kept on the air (`radio.reannounce`): from the controller's identity by default.
-        public var reannounce: ReannouncePolicy = .automatic
+        public var reannounce: Reannounce = .automatic
         /// Our gateways' RSSI at 1 m, for the distance of our messages (`radio.tx_power_1m`, dBm).
         public var txPowerAt1m = -59
         /// The path-loss exponent ×10 (`radio.path_loss_x10`; TOML floats are not supported).
@@ -102,16 +110,6 @@ public enum AudioProtocol: String, Sendable, Hashable, CaseIterable {
     case ultrasoundNormal = "ultrasound-normal"
     case ultrasoundFast = "ultrasound-fast"
     case ultrasoundFastest = "ultrasound-fastest"
-}
-
-/// Beacons a subscription can opt into (`include`), found under reserved namespaces.
-public enum BeaconFilter: String, Sendable, Hashable, CaseIterable {
-    case eddystoneUID = "eddystone-uid"
-    case eddystoneURL = "eddystone-url"
-    case eddystoneTLM = "eddystone-tlm"
-    case iBeacon = "ibeacon"
-    /// Every `[[identity]]` (one alone: `"identity/<name>"`, kept in `SubscriptionConfig.identities`).
-    case identity = "identity"
 }
 
 /// An `[[identity]]`: a device that advertises from resolvable private addresses, found as

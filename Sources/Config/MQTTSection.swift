@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import NearbyProtocol
 import SystemCall
 
 /// `[mqtt]` (docs/config.md, docs/mqtt.md), every problem reported with its line.

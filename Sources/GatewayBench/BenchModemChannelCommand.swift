@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import Modem
+import ModemTestSupport
 import SplitMix
 import SystemCall
 
@@ -41,7 +42,7 @@ struct BenchModemChannelCommand: ParsableCommand {
                     let t = ChannelSimulator.trial(beacon, channel: channel, seed: s)
                     let file = "\(name.replacing("/", with: "per"))-\(proto.ggwaveID)-\(trial).wav"
                     try WAVFile.write(t.samples, format: .float32, to: "\(out)/\(file)")
-                    let hex = payload.map { String(cFormat: "%02x", $0) }.joined()
+                    let hex = Hex.lower(payload)
                     manifest += "\(file)\t\(proto.ggwaveID)\t\(name)\t\(hex)\t\(t.beaconStart)\n"
                     if decode {
                         let found = GGWaveDecoder.payloads(in: t.samples)

@@ -58,7 +58,7 @@ struct BenchModemDecodeCommand: ParsableCommand {
                 let audio = try WAVFile.read(path: file)
                 let payloads = GGWaveDecoder.payloads(in: audio.samples)
                 audioSeconds += Double(audio.samples.count) / Double(audio.sampleRate)
-                found[PathText.lastComponent(file)] = payloads.map { $0.map { String(cFormat: "%02x", $0) }.joined() }
+                found[PathText.lastComponent(file)] = payloads.map { Hex.lower($0) }
             }
         }
         BenchJSON.print(["files": found, "seconds": elapsed.seconds, "audio_seconds": audioSeconds])

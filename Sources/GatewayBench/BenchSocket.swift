@@ -7,19 +7,7 @@ enum BenchSocket {
     static func connect(path: String) throws -> Int32 {
         let address: UnixAddress
         do throws(UnixAddress.Problem) { address = try UnixAddress(path: path) } catch { throw BenchError("\(path): \(error)") }
-        let fd: Int32
-        do throws(Errno) {
-            fd = try SystemCall.retrying { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
-        } catch {
-            throw BenchError("socket: \(error)")
-        }
-        do throws(Errno) {
-            try SystemCall.retrying { address.connect(fd) }
-        } catch {
-            close(fd)
-            throw BenchError("connect \(path): \(error)")
-        }
-        return fd
+        do throws(FailedCall) { return try address.connectStream() } catch { throw BenchError("\(error.call) \(path): \(error.errno)") }
     }
 
     /// Every socket here is blocking while it is written (the clients turn non-blocking only to

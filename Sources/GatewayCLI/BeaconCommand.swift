@@ -28,14 +28,10 @@ struct BeaconCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Where to write the WAV file.")
     var out: String
 
-    @Option(name: .long, help: "ultrasound-normal, ultrasound-fast or ultrasound-fastest (default: the config's, else ultrasound-fast).")
-    var `protocol`: String?
+    @OptionGroup var air: AirOptions
 
     @Option(name: .long, help: "Volume 0...100 (default: the config's, else 50). The peak sample is volume/100.")
     var volume: Int?
-
-    @Option(name: .long, help: "Render for the rotation epoch at this Unix time instead of now.")
-    var at: Double?
 
     @Flag(name: .long, help: "Write 32-bit float samples instead of 16-bit PCM.")
     var float = false
@@ -60,7 +56,7 @@ struct BeaconCommand: AsyncParsableCommand {
             proto = GGWaveProtocol(rawValue: cfg.audio.protocol.rawValue) ?? proto
             level = cfg.audio.volume
             let codec = FrameCodec(apiKey: cfg.apiKey, rotateSeconds: cfg.radio.rotateS)
-            let epoch = codec.epoch(at: at.map { Date(timeIntervalSince1970: $0) } ?? Date())
+            let epoch = codec.epoch(at: air.date)
             let audible = cfg.publications.filter { $0.mediums.contains(.audio) && $0.mode.broadcasts }
             for publication in audible {
                 do {
@@ -77,13 +73,7 @@ struct BeaconCommand: AsyncParsableCommand {
             payloads = [Array(text.utf8)]
             what = "raw payload"
         }
-        if let name = `protocol` {
-            guard let p = GGWaveProtocol(rawValue: name) else {
-                throw ValidationError("unknown protocol '\(name)'; use one of "
-                    + GGWaveProtocol.allCases.map(\.rawValue).joined(separator: ", "))
-            }
-            proto = p
-        }
+        if let chosen = air.protocol { proto = chosen }
         if let volume { level = volume }
         do {
             let samples = try GGWaveBeacon.render(payloads: payloads, protocol: proto, volume: level)

@@ -22,30 +22,19 @@ struct DecodeCommand: AsyncParsableCommand {
     @Argument(help: "The WAV file to read.")
     var file: String
 
-    @Option(name: .long, help: "Only listen for this protocol (ultrasound-normal, ultrasound-fast, ultrasound-fastest).")
-    var `protocol`: String?
+    @OptionGroup var air: AirOptions
 
     @Option(name: .long, help: "Gateway configuration whose api_key authenticates frames.")
     var config: String?
 
-    @Option(name: .long, help: "Unix time the recording was made (picks the rotation epoch; default now).")
-    var at: Double?
-
     func run() async throws {
-        var protocols = GGWaveProtocol.allCases
-        if let name = `protocol` {
-            guard let proto = GGWaveProtocol(rawValue: name) else {
-                throw ValidationError("unknown protocol '\(name)'; use one of "
-                    + GGWaveProtocol.allCases.map(\.rawValue).joined(separator: ", "))
-            }
-            protocols = [proto]
-        }
+        let protocols = air.protocol.map { [$0] } ?? GGWaveProtocol.allCases
         var reassembler: Reassembler?
         if let path = config {
             do {
                 let cfg = try ConfigLoader.load(path: path).0
                 let codec = FrameCodec(apiKey: cfg.apiKey, rotateSeconds: cfg.radio.rotateS)
-                reassembler = Reassembler(codec: codec, epoch: codec.epoch(at: at.map { Date(timeIntervalSince1970: $0) } ?? Date()))
+                reassembler = Reassembler(codec: codec, epoch: codec.epoch(at: air.date))
             } catch {
                 throw CommandFailure(error.problems.map { "\($0)" }.joined(separator: "\n"))
             }
@@ -66,11 +55,11 @@ struct DecodeCommand: AsyncParsableCommand {
         receptions += decoder.feedReceptions([Float](repeating: 0, count: GGWave.sampleRate / 2))
         for r in receptions {
             print(String(cFormat: "%8.3f s  ", Double(r.startSample) / Double(GGWave.sampleRate))
-                + "\(r.protocol)  \(r.payload.count) bytes  \(Self.hex(r.payload))" + Self.quoted(r.payload))
+                + "\(r.protocol)  \(r.payload.count) bytes  \(Hex.lower(r.payload))" + Self.quoted(r.payload))
             guard reassembler != nil else { continue }
             switch reassembler!.ingest(r.payload, source: SourceID(medium: .audio, address: 0), now: .now) {
             case .message(let m):
-                print("          message \(TerminalText.escape(m.namespace))/\(TerminalText.escape(m.type))  \(m.content.count) bytes  \(Self.hex(m.content))"
+                print("          message \(TerminalText.escape(m.namespace))/\(TerminalText.escape(m.type))  \(m.content.count) bytes  \(Hex.lower(m.content))"
                     + Self.quoted(m.content))
             case .subscriberBeacon(let id): print("          subscriber beacon \(id)")
             case .incomplete: print("          chunk of a message, waiting for the rest")
@@ -80,8 +69,6 @@ struct DecodeCommand: AsyncParsableCommand {
         }
         if receptions.isEmpty { print("no payload found in \(file)") }
     }
-
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(cFormat: "%02x", $0) }.joined() }
 
     /// `  "text"` when the bytes are UTF-8, control characters escaped; empty otherwise.
     static func quoted(_ bytes: [UInt8]) -> String {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Broker
+import LineClient
 import FoundationEssentials
 import SystemCall
 #if canImport(Glibc)

@@ -29,35 +29,6 @@ public struct LEDLayout: Sendable, Equatable {
             inputs: ["power-button": InputLine(offset: 24, kind: .button, activeLow: true, bias: .pullUp)]
         )
     }
-
-    /// Lines per chip of the supported boards, so `check-config` can refuse an offset the chip
-    /// does not have without the hardware (sources in docs/leds.md).
-    public static let knownLineCounts: [String: UInt32] = [
-        "pinctrl-bcm2835": 54, "pinctrl-bcm2711": 58, "pinctrl-rp1": 54,
-    ]
-
-    /// Problems a config check reports: subscription LEDs the board does not have, offsets beyond
-    /// a known chip, and two functions sharing one line. Each message names the LED/input and line.
-    public func problems(subscriptionLEDs: [String]) -> [String] {
-        var problems: [String] = []
-        if let chipLabel, let count = Self.knownLineCounts[chipLabel] {
-            let lines = leds.map { ("LED '\($0.key)'", $0.value) } + inputs.map { ("input '\($0.key)'", $0.value.offset) }
-            for (name, offset) in lines.sorted(by: { $0.0 < $1.0 }) where offset >= count {
-                problems.append("\(name): line \(offset) is not on \(chipLabel) (\(count) lines, 0...\(count - 1))")
-            }
-        }
-        for name in Set(subscriptionLEDs).sorted() where leds[name] == nil {
-            let known = leds.keys.sorted().joined(separator: ", ")
-            problems.append("LED '\(name)' is not on this board (it has: \(known.isEmpty ? "none" : known))")
-        }
-        var users: [UInt32: [String]] = [:]
-        for (name, offset) in leds { users[offset, default: []].append("LED '\(name)'") }
-        for (name, input) in inputs { users[input.offset, default: []].append("input '\(name)'") }
-        for (offset, names) in users.sorted(by: { $0.key < $1.key }) where names.count > 1 {
-            problems.append("line \(offset) is used by \(names.sorted().joined(separator: " and "))")
-        }
-        return problems
-    }
 }
 
 /// An input line that switches active/standby.

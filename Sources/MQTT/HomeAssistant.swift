@@ -1,4 +1,3 @@
-import Config
 import NearbyProtocol
 /// Home Assistant MQTT discovery (docs/mqtt.md): the gateway is one device with a binary_sensor per
 /// `[[subscription]]` (on while a matching message is found), a sensor for the found count and one for
@@ -6,7 +5,7 @@ import NearbyProtocol
 /// (retained, sent after every connect); states to `<prefix>/ha/…` (retained, kept like the found set).
 struct HomeAssistant {
     let settings: MQTTSettings
-    let subscriptions: [SubscriptionConfig]
+    let subscriptions: [BridgedSubscription]
     let model: String
     /// Found entries by the manager's retain key: the subscriptions each one matches, its latest
     /// smoothed RSSI and distance (from its found and signal events), and per subscription the count
@@ -15,7 +14,7 @@ struct HomeAssistant {
     private var errors: Set<String> = []
     private var published: [String: String] = [:]
 
-    init(settings: MQTTSettings, subscriptions: [SubscriptionConfig], model: String) {
+    init(settings: MQTTSettings, subscriptions: [BridgedSubscription], model: String) {
         self.settings = settings
         self.subscriptions = subscriptions
         self.model = model

@@ -1,4 +1,3 @@
-import Config
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -70,7 +69,7 @@ public final class MQTTBridge: EventSink, Sendable {
     /// `nearby-gateway-bench mqtt-bridge`, which drives this same bridge (tools/bench/mqtt.py).
     /// `retainedSource` (the socket broker) also receives every event published here, first: the
     /// bridge replays the found set from it after a reconnect instead of keeping a copy.
-    public init(settings: MQTTSettings, password: String?, subscriptions: [SubscriptionConfig], model: String, logger: Logger,
+    public init(settings: MQTTSettings, password: String?, subscriptions: [BridgedSubscription], model: String, logger: Logger,
                 retainedSource: (any RetainedEventSource)? = nil) throws(MQTTError) {
         // Loaded here, at start-up: a system without libmosquitto refuses `run` at once, naming it.
         _ = try MosquittoLibrary.load(broker: settings.url)

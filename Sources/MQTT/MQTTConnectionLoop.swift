@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Config
+import NearbyProtocol
 import Logging
 import SystemCall
 

@@ -1,4 +1,4 @@
-import Config
+import NearbyProtocol
 import SystemCall
 
 /// The broker password: from `password`, or the first line of `password_file` (read at start, so the

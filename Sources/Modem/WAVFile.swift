@@ -73,7 +73,7 @@ public enum WAVFile {
         _ samples: [Float], sampleRate: Int = GGWave.sampleRate, format: WAVSampleFormat = .pcm16, to path: String
     ) throws(WAVError) {
         let bytes = WAVParser.serialize(samples, sampleRate: sampleRate, format: format)
-        let fd = try io("open", path) { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        let fd = try io("open", path) { Descriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644) }
         defer { close(fd) }
         // A blocking file descriptor: writeAll returns only when every byte is written, or throws.
         do throws(Errno) {
@@ -84,7 +84,7 @@ public enum WAVFile {
     }
 
     private static func readAll(path: String) throws(WAVError) -> [UInt8] {
-        let fd = try io("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
+        let fd = try io("open", path) { Descriptor.open(path, O_RDONLY) }
         defer { close(fd) }
         var info = stat()
         try io("fstat", path) { fstat(fd, &info) }

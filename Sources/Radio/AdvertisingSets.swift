@@ -1,3 +1,4 @@
+import Logging
 /// What one extended advertising set has applied. A set exists in the controller from its
 /// parameters on, until it is removed.
 struct AdvertisingSetState: Equatable {

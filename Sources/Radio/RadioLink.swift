@@ -1,3 +1,6 @@
+import Logging
+import SystemCall
+
 /// What the connected controller currently has applied, so each step only sends what changed.
 struct LinkState {
     var info: ControllerInfo

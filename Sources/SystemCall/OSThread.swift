@@ -46,7 +46,7 @@ public enum OSThread {
     /// pthread_setname_np is a GNU extension Swift's Glibc module hides; the kernel takes the name
     /// from the thread's own `comm` file as well. A name is a courtesy: failing to set one is ignored.
     private static func nameThisThread(_ name: String) {
-        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        let fd = Descriptor.open("/proc/thread-self/comm", O_WRONLY)
         guard fd >= 0 else { return }
         defer { close(fd) }
         let bytes = Array(name.utf8.prefix(15))

@@ -96,7 +96,7 @@ public enum SystemCall {
     /// The whole file at `path` (open, read to the end, close), without Foundation's `Data(contentsOf:)`
     /// and its Cocoa errors: a failure is the errno of the call that failed.
     public static func readFile(_ path: String) throws(Errno) -> [UInt8] {
-        let fd = try retrying { open(path, O_RDONLY | O_CLOEXEC) }
+        let fd = try retrying { Descriptor.open(path, O_RDONLY) }
         defer { close(fd) }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16384)

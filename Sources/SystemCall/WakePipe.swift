@@ -10,19 +10,10 @@ public struct WakePipe: ~Copyable, Sendable {
     public let fd: Int32
     private let writeEnd: Int32
 
-    /// pipe(2), then each end made non-blocking and close-on-exec; the failing call's errno.
+    /// pipe2(2), both ends non-blocking and close-on-exec from the start; its errno.
     public init() throws(Errno) {
         var ends: [Int32] = [-1, -1]
-        try SystemCall.retrying { pipe(&ends) }
-        do throws(Errno) {
-            for end in ends {
-                try SystemCall.retrying { fcntl(end, F_SETFL, O_NONBLOCK) }
-                try SystemCall.retrying { fcntl(end, F_SETFD, FD_CLOEXEC) }
-            }
-        } catch {
-            ends.forEach { _ = close($0) }
-            throw error
-        }
+        try SystemCall.retrying { Descriptor.pipe(&ends, nonBlocking: true) }
         (fd, writeEnd) = (ends[0], ends[1])
     }
 

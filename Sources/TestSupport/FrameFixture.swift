@@ -1,5 +1,6 @@
 import Foundation
 import NearbyProtocol
+import SystemCall
 
 /// Shared fixtures: the api_key, epoch and message of the test vectors in docs/protocol.md.
 public enum FrameFixture {
@@ -20,5 +21,5 @@ public enum FrameFixture {
 }
 
 extension Array where Element == UInt8 {
-    public var hex: String { map { String(format: "%02x", $0) }.joined() }
+    public var hex: String { Hex.lower(self) }
 }

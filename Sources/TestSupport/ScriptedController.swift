@@ -49,7 +49,7 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
         (commands, commandSink) = AsyncStream.makeStream()
         (reports, reportSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         unlink(path)
-        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        listener = Descriptor.socket(AF_UNIX, SOCK_STREAM)
         let address = try? UnixAddress(path: path)
         let bound = address?.bind(listener) ?? -1
         guard listener >= 0, bound == 0, listen(listener, 4) == 0 else {
@@ -99,7 +99,7 @@ public final class ScriptedController: @unchecked Sendable {   // state behind `
 
     private func acceptLoop() {
         while true {
-            guard let fd = try? SystemCall.retrying({ accept(listener, nil, nil) }) else {
+            guard let fd = try? SystemCall.retrying({ Descriptor.accept(listener, nonBlocking: false) }) else {
                 close(listener)
                 return
             }

@@ -1,4 +1,5 @@
 import Foundation
+import LineClient
 import Logging
 import Testing
 @testable import Broker

@@ -80,10 +80,15 @@ import TestSupport
         found = 27
         lost = 22
         error = 77
+        [inputs.power]
+        line = 58
         [radio]
         device = "hci0"
         """.utf8).write(to: URL(fileURLWithPath: "\(folder)/wide.toml"))
         let problems = ConfigFixture.problems("api_key = \"k\"\nboard = \"wide\"", boards: BoardCatalog(directories: [folder]))
-        #expect(problems.contains { $0.contains("line 77 is not on pinctrl-bcm2711 (58 lines") }, "\(problems)")
+        let offChip = problems.filter { $0.contains("is not on") }
+        #expect(offChip.count == 2, "\(problems)")
+        #expect(offChip.first?.hasSuffix("LED 'error': line 77 is not on pinctrl-bcm2711 (58 lines, 0...57)") == true, "\(problems)")
+        #expect(offChip.last?.hasSuffix("input 'power': line 58 is not on pinctrl-bcm2711 (58 lines, 0...57)") == true, "\(problems)")
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import Config
-import MQTT
+import NearbyProtocol
 
 @Suite struct ConfigMQTTTests {
     static let base = """
@@ -89,7 +89,7 @@ import MQTT
         #expect(ConfigFixture.problems(text) == ["6: mqtt.password_file: \(file) is readable by others (mode 0644); chmod 600 it"])
         chmod(file, 0o600)
         let (config, _) = try ConfigFixture.load(text)
-        #expect(try MQTTPassword.read(try #require(config.mqtt)) == "secret")
+        #expect(config.mqtt?.passwordFile == file)
     }
 
     /// Issue 29 item 5: `room` and `fleet` (docs/config.md). A room name also arrives from other

@@ -1,5 +1,5 @@
-import Broker
 import Foundation
+import LineClient
 import Testing
 
 extension EndToEnd {

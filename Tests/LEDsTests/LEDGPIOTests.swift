@@ -101,29 +101,6 @@ import Testing
 }
 
 @Suite struct LEDLayoutTests {
-    @Test func unknownSubscriptionLEDsAndSharedLinesAreReported() {
-        var layout = LEDLayout.raspberryPiDefault(chipLabel: "pinctrl-bcm2711")
-        layout.leds["kitchen"] = 24
-        let problems = layout.problems(subscriptionLEDs: ["kitchen", "garage", "garage"])
-        #expect(problems == [
-            "LED 'garage' is not on this board (it has: error, found, kitchen, lost, status)",
-            "line 24 is used by LED 'kitchen' and input 'power-button'",
-        ])
-        #expect(LEDLayout.raspberryPiDefault(chipLabel: "x").problems(subscriptionLEDs: ["found"]).isEmpty)
-    }
-
-    @Test func offsetsBeyondAKnownChipAreReported() {
-        var layout = LEDLayout.raspberryPiDefault(chipLabel: "pinctrl-rp1")
-        layout.leds["status"] = 54
-        layout.inputs["power-button"]?.offset = 60
-        #expect(layout.problems(subscriptionLEDs: []) == [
-            "LED 'status': line 54 is not on pinctrl-rp1 (54 lines, 0...53)",
-            "input 'power-button': line 60 is not on pinctrl-rp1 (54 lines, 0...53)",
-        ])
-        layout.chipLabel = "pinctrl-bcm2711"
-        #expect(layout.problems(subscriptionLEDs: []) == ["input 'power-button': line 60 is not on pinctrl-bcm2711 (58 lines, 0...57)"])
-    }
-
     @Test func aReleasedLineErrorHasNoErrnoNoise() {
         let error = GPIOError(kind: .released, chip: "pinctrl-rp1", line: 17, call: "gpiod_line_set_value", errno: Errno(rawValue: 0))
         #expect(error.description == "gpiochip 'pinctrl-rp1' line 17: gpiod_line_set_value failed; the line was already released")

@@ -30,8 +30,8 @@ import Testing
     func perEntryStateAndWalks() throws {
         let n = 4096
         var ha = HomeAssistant(settings: Self.settings,
-                               subscriptions: [SubscriptionConfig(namespace: "room", type: "*", include: [.iBeacon]),
-                                               SubscriptionConfig(namespace: "flood", type: "*", include: [.iBeacon])], model: "sim")
+                               subscriptions: [BridgedSubscription(namespace: "room", type: "*", include: [.iBeacon]),
+                                               BridgedSubscription(namespace: "flood", type: "*", include: [.iBeacon])], model: "sim")
         _ = ha.initialStates()
         let events = (0..<n).map { Self.found($0, rssi: $0 % 3 == 0 ? nil : -40 - Double($0 % 50)) }
         for event in events { _ = ha.apply(event) }
@@ -52,8 +52,8 @@ import Testing
     /// The subscription states after every event equal the old way's: the nearest found over the whole
     /// set, for a seeded run of found, signal and lost events over a few entries and subscriptions.
     @Test func nearestFollowsTheFoundSetExactly() throws {
-        let subscriptions = [SubscriptionConfig(namespace: "room", type: "*"), SubscriptionConfig(namespace: "room", type: "door"),
-                             SubscriptionConfig(namespace: "hall", type: "*")]
+        let subscriptions = [BridgedSubscription(namespace: "room", type: "*"), BridgedSubscription(namespace: "room", type: "door"),
+                             BridgedSubscription(namespace: "hall", type: "*")]
         var ha = HomeAssistant(settings: Self.settings, subscriptions: subscriptions, model: "sim")
         var states: [String: String] = [:]
         for state in ha.initialStates() { states[state.topic] = state.json }

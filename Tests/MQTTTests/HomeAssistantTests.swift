@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct HomeAssistantTests {
     static let settings = MQTTSettings(url: "mqtt://b", transport: .tcp(host: "b", port: 1883), clientID: "gw kitchen.1", prefix: "nb")
-    static let subscriptions = [SubscriptionConfig(namespace: "room", type: "*"), SubscriptionConfig(namespace: "room", type: "door")]
+    static let subscriptions = [BridgedSubscription(namespace: "room", type: "*"), BridgedSubscription(namespace: "room", type: "door")]
 
     static func object(_ json: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
@@ -102,7 +102,7 @@ import Testing
         #expect(door["rssi"] is NSNull && door["distance_m"] is NSNull, "\(door)")
         // A beacon counts for the subscriptions that include its family.
         var beacons = HomeAssistant(settings: Self.settings,
-                                    subscriptions: [SubscriptionConfig(namespace: "room", type: "*", include: [.iBeacon])], model: "sim")
+                                    subscriptions: [BridgedSubscription(namespace: "room", type: "*", include: [.iBeacon])], model: "sim")
         _ = beacons.initialStates()
         let beacon = beacons.apply(BrokerEvent(topic: "found/ibeacon/u/1/2", json: #"{"rssi":-70,"rssi_avg":-70.0,"distance_m":2.75}"#, retain: .set("b")))
         #expect(try Self.object(beacon[0].json)["presence"] as? String == "ON")
@@ -114,9 +114,9 @@ import Testing
     /// Issue 40: an identity counts for the subscriptions that include every identity or it by name.
     @Test func anIdentityCountsForTheSubscriptionsThatIncludeIt() throws {
         var ha = HomeAssistant(settings: Self.settings, subscriptions: [
-            SubscriptionConfig(namespace: "people", type: "*", include: [.identity]),
-            SubscriptionConfig(namespace: "bob", type: "*", identities: ["bob"]),
-            SubscriptionConfig(namespace: "beacons", type: "*", include: [.iBeacon]),
+            BridgedSubscription(namespace: "people", type: "*", include: [.identity]),
+            BridgedSubscription(namespace: "bob", type: "*", identities: ["bob"]),
+            BridgedSubscription(namespace: "beacons", type: "*", include: [.iBeacon]),
         ], model: "sim")
         _ = ha.initialStates()
         let alice = ha.apply(BrokerEvent(topic: "found/identity/alice", json: #"{"rssi":-60,"rssi_avg":-60.0,"distance_m":1.10}"#, retain: .set("a")))

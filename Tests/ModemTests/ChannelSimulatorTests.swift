@@ -1,4 +1,5 @@
 import Foundation
+import ModemTestSupport
 import SplitMix
 import Testing
 @testable import Modem

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCall
 @testable import Modem
 
 /// PyPI ggwave driven through tools/modem/ggwave_peer.py: the reference our modem must match.
@@ -76,19 +77,9 @@ enum GGWavePeer {
         return files.map { result[$0] ?? [] }
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
-    }
+    static func hex(_ bytes: [UInt8]) -> String { Hex.lower(bytes) }
 
-    static func unhex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = s.startIndex
-        while i < s.endIndex, let j = s.index(i, offsetBy: 2, limitedBy: s.endIndex) {
-            out.append(UInt8(s[i..<j], radix: 16) ?? 0)
-            i = j
-        }
-        return out
-    }
+    static func unhex(_ s: String) -> [UInt8] { Hex.bytes(s) ?? [] }
 }
 
 /// A fresh temporary folder per test.

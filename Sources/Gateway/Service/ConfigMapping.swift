@@ -1,5 +1,6 @@
 import Broker
 import Config
+import MQTT
 import NearbyProtocol
 import Radio
 
@@ -31,14 +32,28 @@ extension ManagerSettings {
 }
 
 extension GatewayConfig {
+    /// `[mqtt]` itself needs no mapping: its settings (`MQTTSettings`) are shared by the reader and the
+    /// bridge, in NearbyProtocol; the bridge's view of the subscriptions is made here.
+    var bridgedSubscriptions: [BridgedSubscription] {
+        subscriptions.map { BridgedSubscription(namespace: $0.namespace, type: $0.type, include: $0.include, identities: $0.identities) }
+    }
+
     var socketConfiguration: SocketBrokerConfiguration {
         SocketBrokerConfiguration(path: socket.path, mode: socket.mode, group: socket.group, maxClients: socket.maxClients)
+    }
+
+    private var reannouncePolicy: ReannouncePolicy {
+        switch radio.reannounce {
+        case .automatic: .automatic
+        case .everyInterval: .everyInterval
+        case .onChange: .onChange
+        }
     }
 
     var radioConfiguration: RadioConfiguration {
         // Scan interval = the advertising interval; the window is the configured duty cycle of it.
         let window = radio.interval * Double(max(1, min(100, radio.scanDuty))) / 100
         return RadioConfiguration(advertisingInterval: radio.interval, scanInterval: radio.interval, scanWindow: window,
-                                  reannounce: radio.reannounce, quietTimeout: radio.quietS > 0 ? .seconds(radio.quietS) : nil)
+                                  reannounce: reannouncePolicy, quietTimeout: radio.quietS > 0 ? .seconds(radio.quietS) : nil)
     }
 }

@@ -58,7 +58,7 @@ struct GatewayParts: Sendable {
 
         // The MQTT bridge, only with `[mqtt]`; its thread starts (and connects) once the manager exists.
         let mqtt = try config.mqtt.map { settings throws in
-            try MQTTBridge(settings: settings, password: try MQTTPassword.read(settings), subscriptions: config.subscriptions,
+            try MQTTBridge(settings: settings, password: try MQTTPassword.read(settings), subscriptions: config.bridgedSubscriptions,
                            model: board.name, logger: logger.labelled("mqtt"), retainedSource: broker)
         }
         let events = EventFanOut(sinks: [broker] + (mqtt.map { [$0] } ?? []))

@@ -29,8 +29,7 @@ struct SystemdNotifier: Sendable {
     private func send(_ message: String) {
         // `@name` is the abstract namespace; a path that is no socket address is not notified.
         guard let socketPath, let address = try? UnixAddress(path: socketPath, abstract: true) else { return }
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return }
+        guard let fd = try? SystemCall.retrying({ Descriptor.socket(AF_UNIX, SOCK_DGRAM) }) else { return }
         defer { close(fd) }
         var text = message
         _ = text.withUTF8 { address.send(fd, UnsafeRawBufferPointer($0), flags: Int32(MSG_NOSIGNAL)) }

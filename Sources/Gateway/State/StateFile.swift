@@ -90,7 +90,7 @@ public struct StateFile: Sendable {
         let data = Self.encode(state)
         let temporary = "\(directory)/.\(PathText.lastComponent(path)).tmp-\(getpid())"
         do throws(StateFileError) {
-            let fd = Int32(try stateSyscall("open", path: temporary) { Int(open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)) })
+            let fd = Int32(try stateSyscall("open", path: temporary) { Int(Descriptor.open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)) })
             defer { close(fd) }
             let outcome = data.withUnsafeBytes { raw in Result { () throws(Errno) in try SystemCall.writeAll(raw) { write(fd, $0, $1) } } }
             if case .failure(let error) = outcome { throw StateFileError(path: temporary, operation: "write", errno: error) }
@@ -102,7 +102,7 @@ public struct StateFile: Sendable {
         }
         // Without this the rename itself may not survive a power cut.
         let dir = directory
-        let dirFD = Int32(try stateSyscall("open", path: dir) { Int(open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) })
+        let dirFD = Int32(try stateSyscall("open", path: dir) { Int(Descriptor.open(dir, O_RDONLY | O_DIRECTORY)) })
         defer { close(dirFD) }
         try stateSyscall("fsync", path: dir) { Int(fsync(dirFD)) }
     }
@@ -154,7 +154,7 @@ public struct StateFile: Sendable {
     }
 
     private func readAll() throws(StateFileError) -> [UInt8] {
-        let fd = Int32(try stateSyscall("open", path: path) { Int(open(path, O_RDONLY | O_CLOEXEC)) })
+        let fd = Int32(try stateSyscall("open", path: path) { Int(Descriptor.open(path, O_RDONLY)) })
         defer { close(fd) }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)

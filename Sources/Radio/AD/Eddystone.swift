@@ -1,3 +1,5 @@
+import SystemCall
+
 // Eddystone frames (github.com/google/eddystone, protocol-specification.md): service data for
 // UUID 0xFEAA, the first byte is the frame type, multi-byte fields are big endian.
 
@@ -24,8 +26,8 @@ public struct EddystoneUID: Sendable, Equatable {
         instance = Array(frame[(s + 12)..<(s + 18)])
     }
 
-    public var namespaceHex: String { Hex.string(namespace) }
-    public var instanceHex: String { Hex.string(instance) }
+    public var namespaceHex: String { Hex.lower(namespace) }
+    public var instanceHex: String { Hex.lower(instance) }
 }
 
 /// Eddystone-URL: a compressed URL.

@@ -1,3 +1,5 @@
+import SystemCall
+
 /// Apple iBeacon: manufacturer data 4C 00 (Apple, little endian), 02 15 (type, length), then
 /// proximity UUID (16), major (2, big endian), minor (2, big endian), measured power (1).
 public struct IBeacon: Sendable, Equatable {
@@ -25,17 +27,7 @@ public struct IBeacon: Sendable, Equatable {
     }
 
     /// "e2c56db5-dffb-48d2-b060-d0f5a71096e0": 8-4-4-4-12, lower case.
-    public var uuidString: String {
-        let hex = Hex.string(uuid)
-        var parts: [Substring] = []
-        var index = hex.startIndex
-        for width in [8, 4, 4, 4, 12] {
-            let end = hex.index(index, offsetBy: width)
-            parts.append(hex[index..<end])
-            index = end
-        }
-        return parts.joined(separator: "-")
-    }
+    public var uuidString: String { Hex.uuid(uuid) }
 
     /// The 25 bytes of manufacturer data this beacon is sent as.
     public var manufacturerData: [UInt8] {

@@ -12,16 +12,10 @@ enum UnixSocket {
         } catch {
             throw RadioError(kind: .unavailable, device: device, operation: "connect", message: "\(error)")
         }
-        let fd = try syscall("socket(AF_UNIX, SOCK_STREAM)", device: device) {
-            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        }
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        do throws(RadioError) {
-            try syscall("connect", device: device) { address.connect(fd) }
+        do throws(FailedCall) {
+            return try address.connectStream()
         } catch {
-            Glibc.close(fd)
-            throw error
+            throw RadioError.system(error.call, device: device, errno: error.errno)
         }
-        return fd
     }
 }

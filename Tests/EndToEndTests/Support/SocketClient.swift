@@ -1,8 +1,6 @@
-import Broker
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#endif
+import LineClient
 import Synchronization
 
 /// A line client of the gateway's UNIX socket, like `socat - UNIX-CONNECT:path` by hand.

@@ -1,5 +1,5 @@
-import Broker
 import Foundation
+import LineClient
 import Synchronization
 
 /// Heavy socket load from clients on threads of their own (blocking sends must not sit on Swift's

@@ -2,8 +2,9 @@ import Foundation
 @testable import NearbyProtocol
 import Testing
 @testable import Broker
+@testable import LineClient
 
-@Suite struct SocketMonitorTableTests {
+@Suite struct MonitorTableTests {
     static let date = Date(timeIntervalSince1970: 1_700_000_000)
 
     static func found(_ kind: String = "found", content: String = "hello", rssi: Int? = -60) -> String {

@@ -1,4 +1,6 @@
 /// `[mqtt]`: the optional bridge to the house's MQTT broker (docs/mqtt.md). Absent = no bridge at all.
+/// Here rather than in MQTT because two modules share it: Config reads and checks it (the URL, the room
+/// name, each problem with its line), and the bridge runs on it; neither imports the other.
 public struct MQTTSettings: Sendable, Equatable {
     public enum Transport: Sendable, Equatable {
         case tcp(host: String, port: Int)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NearbyProtocol
 import Synchronization
 import SystemCall
 
@@ -16,19 +17,9 @@ public final class SocketLineClient: Sendable {
     public init(path: String) throws(SocketClientError) {
         self.path = path
         guard let address = try? UnixAddress(path: path) else { throw SocketClientError(path: path, call: "connect", errno: Errno(rawValue: ENAMETOOLONG)) }
-        let fd: Int32
-        do throws(Errno) {
-            fd = try SystemCall.retrying { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
-        } catch {
-            throw SocketClientError(path: path, call: "socket", errno: error)
+        do throws(FailedCall) { fd = try address.connectStream() } catch {
+            throw SocketClientError(path: path, call: error.call, errno: error.errno)
         }
-        do throws(Errno) {
-            try SystemCall.retrying { address.connect(fd) }
-        } catch {
-            Glibc.close(fd)
-            throw SocketClientError(path: path, call: "connect", errno: error)
-        }
-        self.fd = fd
     }
 
     deinit { close() }

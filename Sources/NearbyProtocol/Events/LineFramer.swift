@@ -3,26 +3,26 @@
 /// A line is at most `maxLineBytes` bytes including its `\n` (and an optional `\r` before it). A
 /// longer line is reported once as `.tooLong` and then skipped up to its `\n`, so memory never grows
 /// with a client that sends no newline.
-struct LineFramer {
-    enum Output: Equatable {
+public struct LineFramer: Sendable {
+    public enum Output: Equatable, Sendable {
         case line([UInt8])   // without the terminator
         case tooLong
     }
 
-    let maxLineBytes: Int
+    public let maxLineBytes: Int
     private var buffer: [UInt8] = []
     private var head = 0            // bytes before head are consumed
     private var scanned = 0         // bytes from head up to here hold no `\n`
     private var discarding = false  // inside a too-long line already reported
 
-    init(maxLineBytes: Int = 4096) {
+    public init(maxLineBytes: Int = 4096) {
         self.maxLineBytes = maxLineBytes
     }
 
     /// Bytes received and not yet returned as a line.
-    var bufferedBytes: Int { buffer.count - head }
+    public var bufferedBytes: Int { buffer.count - head }
 
-    mutating func append(_ bytes: some Collection<UInt8>) {
+    public mutating func append(_ bytes: some Collection<UInt8>) {
         if head > 0, head >= buffer.count / 2 {   // compact lazily: amortised O(1) per byte
             buffer.removeFirst(head)
             head = 0
@@ -30,7 +30,7 @@ struct LineFramer {
         buffer.append(contentsOf: bytes)
     }
 
-    mutating func next() -> Output? {
+    public mutating func next() -> Output? {
         while true {
             let start = head + scanned
             guard let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) else {

@@ -1,4 +1,5 @@
 import Glibc
+import Modem
 import SplitMix
 import SystemCall
 
@@ -79,7 +80,7 @@ public enum ChannelSimulator {
 
     /// Exponentially decaying Gaussian noise (the diffuse field of a room) after a direct path of 1,
     /// starting 2 ms later, scaled to `reverbToDirectDB`, cut at −60 dB.
-    static func roomImpulseResponse(rt60: Double, reverbToDirectDB: Double, using random: inout SeededGenerator) -> [Double] {
+    public static func roomImpulseResponse(rt60: Double, reverbToDirectDB: Double, using random: inout SeededGenerator) -> [Double] {
         let rate = Double(GGWave.sampleRate)
         let gap = Int(0.002 * rate)
         let length = Int(rt60 * rate)

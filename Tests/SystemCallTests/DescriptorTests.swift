@@ -1,0 +1,48 @@
+import Foundation
+import Glibc
+import SystemCall
+import Testing
+
+/// Every descriptor `Descriptor` opens is close-on-exec from the call that made it.
+@Suite struct DescriptorTests {
+    static func closeOnExec(_ fd: Int32) -> Bool { fcntl(fd, F_GETFD) & FD_CLOEXEC != 0 }
+    static func nonBlocking(_ fd: Int32) -> Bool { fcntl(fd, F_GETFL) & O_NONBLOCK != 0 }
+
+    @Test func socketsOpenAndPipesAreCloseOnExec() throws {
+        let stream = try SystemCall.retrying { Descriptor.socket(AF_UNIX, SOCK_STREAM) }
+        defer { close(stream) }
+        #expect(Self.closeOnExec(stream) && !Self.nonBlocking(stream))
+        let datagram = try SystemCall.retrying { Descriptor.socket(AF_UNIX, SOCK_DGRAM, nonBlocking: true) }
+        defer { close(datagram) }
+        #expect(Self.closeOnExec(datagram) && Self.nonBlocking(datagram))
+        let file = try SystemCall.retrying { Descriptor.open("/proc/self/stat", O_RDONLY) }
+        defer { close(file) }
+        #expect(Self.closeOnExec(file))
+        var ends: [Int32] = [-1, -1]
+        try SystemCall.retrying { Descriptor.pipe(&ends, nonBlocking: true) }
+        defer { ends.forEach { close($0) } }
+        #expect(ends.allSatisfy { Self.closeOnExec($0) && Self.nonBlocking($0) })
+    }
+
+    @Test func anAcceptedAndAConnectedSocketAreCloseOnExec() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("descriptor-\(getpid()).sock").path
+        unlink(path)
+        defer { unlink(path) }
+        let address = try UnixAddress(path: path)
+        let listener = try SystemCall.retrying { Descriptor.socket(AF_UNIX, SOCK_STREAM) }
+        defer { close(listener) }
+        try SystemCall.retrying { address.bind(listener) }
+        try SystemCall.retrying { listen(listener, 1) }
+        let client = try address.connectStream()
+        defer { close(client) }
+        #expect(Self.closeOnExec(client))
+        let accepted = try SystemCall.retrying { Descriptor.accept(listener, nonBlocking: true) }
+        defer { close(accepted) }
+        #expect(Self.closeOnExec(accepted) && Self.nonBlocking(accepted))
+    }
+
+    @Test func aConnectToNothingNamesTheCallAndItsErrno() throws {
+        let address = try UnixAddress(path: "/nonexistent-\(getpid())/x.sock")
+        #expect(throws: FailedCall("connect", Errno(rawValue: ENOENT))) { try address.connectStream() }
+    }
+}
