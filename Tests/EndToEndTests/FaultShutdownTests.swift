@@ -5,7 +5,7 @@ extension EndToEnd {
     /// Issue 9, faults: docs/product.md §10's SIGTERM promise holds while the socket is busy.
     @Suite(.serialized)
     struct FaultShutdown {
-        @Test("SIGTERM under heavy socket load (16 flooding clients, half never reading) exits 0 within 2 s with the state flushed")
+        @Test("SIGTERM under heavy socket load (16 flooding clients, half never reading): exit 0 with the state flushed within the unit's TimeoutStopSec (5 s), before systemd would SIGKILL it")
         func sigtermUnderLoad() async throws {
             let folder = try TemporaryFolder("sigterm")
             var config = TestGatewayConfig(apiKey: TestEnvironment.uniqueAPIKey("sigterm"), folder: folder, name: "t")
@@ -29,12 +29,14 @@ extension EndToEnd {
             let sentBefore = flood.sent
             #expect(flood.activeClients == 16, "every flooding client is still sending when SIGTERM comes")
             let signalled = ContinuousClock.now
-            let status = try await gateway.stop(signal: SIGTERM, timeout: .seconds(10))
+            // The contract is packaging/nearby-gateway.service's TimeoutStopSec=5s: past it systemd
+            // SIGKILLs the gateway, and a state not yet flushed is lost. stop() SIGKILLs and throws at
+            // the same deadline. docs/product.md §10's 2 s is the aim, logged here, not asserted.
+            let status = try await gateway.stop(signal: SIGTERM, timeout: .seconds(5))
             let took = ContinuousClock.now - signalled
             print("sigtermUnderLoad: \(sentBefore) lines flooded before SIGTERM, exit \(status) after \(took)")
             #expect(status == 0)
-            // docs/product.md §10 asks for an exit within 2 s of SIGTERM; that is a figure for the log
-            // above (and BENCHMARKS.md), not an assertion that a busy 2-core machine can flake.
+            #expect(took < .seconds(5), "exited within TimeoutStopSec")
             #expect(config.stateOnDisk().flatMap { try? $0.get() } == model, "the last acknowledged state is on disk")
             #expect(gateway.log.contains("stopped"))
             #expect(!FileManager.default.fileExists(atPath: config.socketPath), "socket file removed")

@@ -20,6 +20,8 @@ import shutil
 import subprocess
 import time
 
+from report import row
+
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -146,6 +148,67 @@ def run(binary, work, quick):
         points.append({"clients": clients, "rate": rate, "seconds": seconds, "payload_bytes": payload,
                        "ours": ours, "mosquitto": peer})
     return {"points": points}
+
+# Its rows and paragraph of BENCHMARKS.md (tools/bench/report.py lays them out).
+def rows(data):
+    out = []
+    for d in data["points"]:
+        out += fanout_point_rows(d, full=d is data["points"][0])
+    return out
+
+
+def fanout_memory_row(d, peer):
+    """Peak RSS of each broker's process in the same run (absent in results from before it was measured)."""
+    o, m = d["ours"], d["mosquitto"]
+    if "broker_hwm_bytes" not in o:
+        return []
+    mb = lambda b: b / (1024 * 1024)   # MB as the process bench writes it (kB from /proc ÷ 1024)
+    return [row("fanout", f"peak RSS (VmHWM) at {d['rate']:,} ev/s", mb(o["broker_hwm_bytes"]), mb(m["broker_hwm_bytes"]),
+                peer, "MB", "lower",
+                f"ours: `nearby-gateway-bench fanout-server` (SocketBroker + in-process publisher, not the gateway); with every client "
+                f"subscribed, before the load: {mb(o['broker_hwm_before_bytes']):.1f} vs {mb(m['broker_hwm_before_bytes']):.1f} MB")]
+
+
+def fanout_point_rows(d, full):
+    o, m = d["ours"], d["mosquitto"]
+    peer = "Mosquitto 2 (UNIX socket)"
+    label = f"{d['clients']} clients × {d['rate']:,} ev/s × {d['seconds']} s"
+    if not full:
+        return [
+            row("fanout", f"delivered ({label})", o["received"] / o["expected"], m["received"] / m["expected"], peer, "%", "higher"),
+            row("fanout", f"latency p99 at {d['rate']:,} ev/s", o["p99_us"] / 1000, m["p99_us"] / 1000, peer, "ms", "lower"),
+            row("fanout", f"broker CPU at {d['rate']:,} ev/s", o["broker_cpu_fraction"], m["broker_cpu_fraction"], peer, "%", "lower"),
+        ] + fanout_memory_row(d, peer)
+    out = [
+        row("fanout", f"delivered ({label})", o["received"] / o["expected"], m["received"] / m["expected"], peer, "%", "higher"),
+        row("fanout", "publishing took (10k/s must take the nominal time)", o["publish_seconds"], m["publish_seconds"], peer, "s",
+            "lower", f"nominal {d['seconds']} s; Mosquitto slows its publisher down instead of dropping"),
+        row("fanout", "latency p50", o["p50_us"] / 1000, m["p50_us"] / 1000, peer, "ms", "lower"),
+        row("fanout", "latency p99 (target < 5 ms)", o["p99_us"] / 1000, m["p99_us"] / 1000, peer, "ms", "lower"),
+        row("fanout", "latency max", o["max_us"] / 1000, m["max_us"] / 1000, peer, "ms", "lower"),
+        row("fanout", "broker CPU (one core = 100 %)", o["broker_cpu_fraction"], m["broker_cpu_fraction"], peer, "%", "lower",
+            "SocketBroker thread vs mosquitto process"),
+        row("fanout", "broker CPU per delivered event", o["broker_cpu_fraction"] * o["wall_seconds"] / max(1, o["received"]) * 1e6,
+            m["broker_cpu_fraction"] * m["wall_seconds"] / max(1, m["received"]) * 1e6, peer, "µs", "lower"),
+        row("fanout", "receiving clients' CPU (same code, line vs MQTT framing)", o["clients_cpu_fraction"],
+            m["clients_cpu_fraction"], peer, "%", "lower"),
+    ] + fanout_memory_row(d, peer)
+    return out
+
+
+def details(data):
+    return "\n\n".join(fanout_point_details(d) for d in data["points"])
+
+
+def fanout_point_details(d):
+    o, m = d["ours"], d["mosquitto"]
+    return (f"**Fan-out run.** {d['clients']} clients, {d['rate']:,} events/s for {d['seconds']} s, "
+            f"{d['payload_bytes']}-byte JSON per event. Ours: {o['received']:,} of {o['expected']:,} delivered, broker "
+            f"dropped {o.get('broker_dropped')} (per-client queue bound), per client {o['min_per_client']:,}…"
+            f"{o['max_per_client']:,}, {o['unparsable']} other lines ($SYS/dropped notices). Mosquitto: "
+            f"{m['received']:,} of {m['expected']:,}, per client {m['min_per_client']:,}…{m['max_per_client']:,}; its "
+            f"publisher needed {m['publish_seconds']:.1f} s for {m['published']:,} events (back-pressure).")
+
 
 if __name__ == "__main__":
     import sys

@@ -11,7 +11,7 @@ entries; then every entry is left to expire.
 Everything the gateway keeps per entry is counted: the found set, its deadline heaps, the retained
 `found/...` events in the socket broker and, in the second measurement (`mqtt=True`), what the MQTT
 bridge keeps of them and Home Assistant state, with `[mqtt]` (discovery on) bridging to a Mosquitto on a
-unix socket (process.py's `idle_mosquitto`). No socket client subscribes, so no outgoing queue holds
+unix socket (gateway_process.py's `idle_mosquitto`). No socket client subscribes, so no outgoing queue holds
 the flood's lines. Run inside `scripts/private-air`
 (process.py calls `measure`; by hand: `scripts/private-air python tools/bench/found_memory.py
 --inner BINARY WORK OUT`).
@@ -38,7 +38,8 @@ def anonymous_kb(pid):
 
 
 def measure(binary, work, key, limit=4096, lost_after=30, batch=2048, mqtt=False):
-    from process import LineClient, config, gateway, idle_mosquitto, memory, rss_by_mapping, stop, wait_path
+    from gateway_process import config, gateway, idle_mosquitto, memory, rss_by_mapping, stop, wait_path
+    from line_client import LineClient
     body = ('[[subscription]]\nnamespace = "flood"\ntype = "*"\nmediums = ["ble"]\ninclude = ["ibeacon"]\n'
             f"lost_after_s = {lost_after}\n[limits]\nfound = {limit}\n")
     procs, paho = [], []
@@ -171,5 +172,5 @@ def inner(binary, work, out, quick):
 
 
 if __name__ == "__main__":
-    from process import inner_main
+    from gateway_process import inner_main
     inner_main("--inner", inner, __doc__)

@@ -11,7 +11,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import process  # noqa: E402
+import gateway_process  # noqa: E402
 
 
 def cached(binary):
@@ -30,23 +30,23 @@ def window(binary, seconds, lost_after=2):
     key = f"idle-ab-{os.getpid()}"
     procs = []
     try:
-        a, b, _ = process.idle_gateways(binary, work, key, lost_after, procs)
-        mq, paho = process.idle_mosquitto(work, procs)
+        a, b, _ = gateway_process.idle_gateways(binary, work, key, lost_after, procs)
+        mq, paho = gateway_process.idle_mosquitto(work, procs)
         time.sleep(2)   # as process.py: first found and connections settle before the window
-        a0, b0, m0, t0 = process.cpu_seconds(a.pid), process.cpu_seconds(b.pid), process.cpu_seconds(mq.pid), time.monotonic()
+        a0, b0, m0, t0 = gateway_process.cpu_seconds(a.pid), gateway_process.cpu_seconds(b.pid), gateway_process.cpu_seconds(mq.pid), time.monotonic()
         time.sleep(seconds)
         wall = time.monotonic() - t0
-        row = {"a_cpu": (process.cpu_seconds(a.pid) - a0) / wall, "b_cpu": (process.cpu_seconds(b.pid) - b0) / wall,
-               "mq_cpu": (process.cpu_seconds(mq.pid) - m0) / wall, "a": process.memory(a.pid),
-               "mq": process.memory(mq.pid), "load": os.getloadavg()[0],
-               "by_mapping": process.rss_by_mapping(a.pid, 6)}
+        row = {"a_cpu": (gateway_process.cpu_seconds(a.pid) - a0) / wall, "b_cpu": (gateway_process.cpu_seconds(b.pid) - b0) / wall,
+               "mq_cpu": (gateway_process.cpu_seconds(mq.pid) - m0) / wall, "a": gateway_process.memory(a.pid),
+               "mq": gateway_process.memory(mq.pid), "load": os.getloadavg()[0],
+               "by_mapping": gateway_process.rss_by_mapping(a.pid, 6)}
         for c in paho:
             c.loop_stop()
             c.disconnect()
         return row
     finally:
         for p in procs:
-            process.stop(p)
+            gateway_process.stop(p)
 
 
 def main():

@@ -262,8 +262,9 @@ def by_thread(r):
     return "; per thread: " + ", ".join(f"{name} {s / n:.2f} ({cpu * 1e6 / n:.0f} µs)" for name, (s, cpu) in parts if s)
 
 
-def rows(d, row):
-    """The section's rows; `row` is report.row (passed in, so this module does not import report)."""
+def rows(d):
+    """The section's rows (report.row imported here: report imports no bench module)."""
+    from report import row
     s, out = d["subjects"], []
     for mine, peer, label in PAIRS:
         if mine not in s or peer not in s:

@@ -25,7 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from process import in_private_air, inner_main, stop  # noqa: E402
+from gateway_process import in_private_air, inner_main, stop  # noqa: E402
 
 PREFIX = "bench"
 
@@ -123,7 +123,7 @@ def idle_outer(binary, top, python, quick):
 
 
 def idle_inner(binary, work, out, quick):
-    from process import config, cpu_seconds, gateway, memory, subscription, wait_path
+    from gateway_process import config, cpu_seconds, gateway, memory, subscription, wait_path
     seconds = 10 if quick else 60
     key = f"bench-mqtt-{os.getpid()}"
     procs = []

@@ -21,6 +21,18 @@ sys.path.insert(0, HERE)
 
 import report  # noqa: E402
 
+
+def section_modules():
+    """section → its module (each measures one thing and makes its own rows); a section whose
+    module cannot be imported here (a missing peer library) is left out of the report."""
+    modules = {}
+    for section in SECTIONS + OPTIONAL:
+        try:
+            modules[section] = __import__(section)
+        except ImportError:
+            pass
+    return modules
+
 SECTIONS = ["pipeline", "fanout", "modem", "process", "mqtt", "load", "identity", "rooms"]
 # Run only when named in --only (a qemu guest under TCG: minutes); other runs carry its rows over.
 OPTIONAL = ["theengs"]
@@ -73,11 +85,11 @@ def main():
     if args.render:
         with open(args.render) as f:
             results = json.load(f)
-        rows = report.rows(results)
+        rows = report.rows(results, section_modules())
         print(report.text_table(rows))
         if args.out:
             with open(args.out, "w") as f:
-                f.write(report.markdown(results, rows))
+                f.write(report.markdown(results, rows, section_modules()))
         return 0
     only = [s for s in args.only.split(",") if s]
     work = tempfile.mkdtemp(prefix="nearby-bench-")
@@ -111,7 +123,7 @@ def main():
     results["seconds"] = time.monotonic() - started
     shutil.rmtree(work, ignore_errors=True)   # the corpus alone is ~40 MB
     results["load_after"] = os.getloadavg()
-    rows = report.rows(results)
+    rows = report.rows(results, section_modules())
     print(report.text_table(rows))
     print(f"\n{results['seconds']:.1f} s of measuring; load average {results['load_before'][0]:.2f} before, "
           f"{results['load_after'][0]:.2f} after")
@@ -126,7 +138,7 @@ def main():
             json.dump(results, f, indent=1)
     if args.out:
         with open(args.out, "w") as f:
-            f.write(report.markdown(results, rows))
+            f.write(report.markdown(results, rows, section_modules()))
         print(f"wrote {args.out}")
     return 1 if results["errors"] else 0
 

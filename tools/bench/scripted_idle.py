@@ -18,7 +18,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import process  # noqa: E402
+import gateway_process  # noqa: E402
 
 NAMES = {0x2008: "LE Set Advertising Data", 0x200A: "LE Set Advertising Enable", 0x200C: "LE Set Scan Enable",
          0x2005: "LE Set Random Address", 0x2006: "LE Set Advertising Parameters"}
@@ -108,27 +108,27 @@ def window(binary, seconds, extended, lost_after=2):
     path = os.path.join(work, "controller.sock")
     controller = Controller(path, extended)
     key = f"scripted-idle-{os.getpid()}"
-    conf = process.config(work, "a", key, lost_after, process.subscription("bench", lost_after)
-                          + process.subscription("other", lost_after) + process.publication("bench-a", "hello", "from-a"))
+    conf = gateway_process.config(work, "a", key, lost_after, gateway_process.subscription("bench", lost_after)
+                          + gateway_process.subscription("other", lost_after) + gateway_process.publication("bench-a", "hello", "from-a"))
     with open(conf) as f:
         text = f.read().replace('device = "h4:/tmp/bt-server-le"', f'device = "h4:{path}"')
     with open(conf, "w") as f:
         f.write(text)
     procs = []
     try:
-        a = process.gateway(binary, conf, procs)
-        process.wait_path(f"{work}/a.sock", a)
+        a = gateway_process.gateway(binary, conf, procs)
+        gateway_process.wait_path(f"{work}/a.sock", a)
         time.sleep(2)
-        c0, t0 = process.cpu_seconds(a.pid), time.monotonic()
+        c0, t0 = gateway_process.cpu_seconds(a.pid), time.monotonic()
         time.sleep(seconds)
         t1 = time.monotonic()
-        cpu = (process.cpu_seconds(a.pid) - c0) / (t1 - t0)
+        cpu = (gateway_process.cpu_seconds(a.pid) - c0) / (t1 - t0)
         counts = collections.Counter(op for t, op in controller.commands if t0 <= t < t1)
-        return {"cpu": cpu, "rss": process.memory(a.pid)["VmRSS"], "per_s": {op: n / (t1 - t0) for op, n in counts.items()},
+        return {"cpu": cpu, "rss": gateway_process.memory(a.pid)["VmRSS"], "per_s": {op: n / (t1 - t0) for op, n in counts.items()},
                 "load": os.getloadavg()[0]}
     finally:
         for p in procs:
-            process.stop(p)
+            gateway_process.stop(p)
         controller.stop()
 
 

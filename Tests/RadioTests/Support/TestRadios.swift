@@ -3,7 +3,7 @@ import Synchronization
 
 @testable import Radio
 
-/// btvirt's shared LE server, started by `scripts/sim up` (scripts/test does it first).
+/// btvirt's LE server on /tmp: the private air's that scripts/test runs the unit tests in (scripts/private-air).
 let sharedAir = RadioDevice.h4(path: "/tmp/bt-server-le")
 
 /// Random bytes so a test recognises its own adverts on the shared air.
@@ -23,8 +23,8 @@ func withRadios(
     let tasks = radios.map { radio in Task { await radio.run() } }
     defer { tasks.forEach { $0.cancel() } }
     for radio in radios {
-        // A `down` first means there is no controller at all (for the shared air: `scripts/sim up`
-        // has not run): fail at once with its cause instead of waiting out the deadline.
+        // A `down` first means there is no controller at all (no btvirt on /tmp: the tests were not run in
+        // `scripts/private-air`): fail at once with its cause instead of waiting out the deadline.
         let outcome = try await first("controller up on \(device)", in: radio.events) { event -> Result<ControllerInfo, RadioError>? in
             if let info = event.upInfo { return .success(info) }
             return event.downError.map { .failure($0) }
@@ -56,7 +56,7 @@ struct StreamLogHandler: LogHandler {
 struct NoController: Error, CustomStringConvertible {
     var device: RadioDevice
     var cause: RadioError
-    var description: String { "no controller at \(device) (is btvirt running? scripts/sim up): \(cause)" }
+    var description: String { "no controller at \(device) (is btvirt running? run the tests in scripts/private-air): \(cause)" }
 }
 
 final class Counter: Sendable {

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for the guest checks (sourced). Each check is one executable in this folder that runs
 # inside the guest as root and exits 0 when it passes; its output is the evidence kept in
 # /results/logs/<check>.log.
@@ -41,13 +42,11 @@ trap stop_started EXIT
 trap 'exit 143' TERM INT
 started() { check_pids+=("$1"); }
 
-# bluetooth_up [--down]: hci_vhci + BlueZ `btvirt -l2 -L` = two LE-only controllers, hci0 and hci1,
-# on one virtual air. Powered up unless --down (the exclusive user channel wants a controller that is
-# down). Under TCG the kernel's 2 s HCI_Reset timeout can expire while btvirt sets up its crypto, so the
+# bluetooth_up: hci_vhci + BlueZ `btvirt -l2 -L` = two LE-only controllers, hci0 and hci1, on one
+# virtual air, powered up. Under TCG the kernel's 2 s HCI_Reset timeout can expire while btvirt sets up its crypto, so the
 # crypto modules are loaded first and btvirt is restarted until both controllers answer.
 bluetooth_up() {
-    local power=up attempt pid
-    [ "${1:-}" = --down ] && power=down
+    local attempt pid
     modprobe -a af_alg algif_hash algif_skcipher ecb cmac hci_vhci
     for attempt in 1 2 3; do
         # SIGPIPE ignored (it stays so across exec): btvirt dies of it when a client goes away
@@ -56,11 +55,7 @@ bluetooth_up() {
         pid=$!
         if wait_for_quietly 20 hci_present && hciconfig hci0 up && hciconfig hci1 up; then
             started "$pid"
-            if [ "$power" = down ]; then
-                hciconfig hci0 down
-                hciconfig hci1 down
-            fi
-            note "btvirt (pid $pid) serves hci0 and hci1, powered $power (attempt $attempt)"
+            note "btvirt (pid $pid) serves hci0 and hci1, powered up (attempt $attempt)"
             return 0
         fi
         note "btvirt attempt $attempt: controllers did not answer; restarting"
@@ -102,6 +97,7 @@ gpio_sim_up() {
     echo 1 > "$dir/live"
     # A second chip with the same label would be ambiguous to open by label: remove this one after.
     check_cleanups+=("gpio_sim_down $name")
+    # shellcheck disable=SC2034  # read by the check that sourced this file
     gpio_sim=$name
 }
 gpio_sim_down() {
@@ -200,6 +196,7 @@ wait_event() {
 lines_in() { wc -l < "$1"; }
 wait_event_since() {
     local seconds=$1 file=$2 from=$3 regex=$4
+    # shellcheck disable=SC2317  # called by wait_until
     new_match() { tail -n +"$((from + 1))" "$file" | grep -Eq -- "$regex"; }
     wait_until "$seconds" "an event matching '$regex' in $file after line $from" new_match
     tail -n +"$((from + 1))" "$file" | grep -E -- "$regex" | head -n1

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # sourced: the variables it reads are set by the script that sources it
 # What a power cut left, checked in the guest and written to the record port (sourced by
 # guest-power-cuts and guest-test; judged on the host by power-cut-check, docs/reliability.md).
 # Needs: $dir, $unit, $sock, the guest's `note` and `ask` (a socket request as someone in the socket's group).
@@ -47,8 +48,11 @@ cut_check() {
         values=("${values[@]:1}")
     done
     if [ -e "$statefile" ]; then
-        state=$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True))' "$statefile" 2>&1) \
-            && say "FILE ok $state" || say "FILE bad $(echo "$state" | tail -n1)"
+        if state=$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True))' "$statefile" 2>&1); then
+            say "FILE ok $state"
+        else
+            say "FILE bad $(echo "$state" | tail -n1)"
+        fi
     else
         say "FILE missing"
     fi

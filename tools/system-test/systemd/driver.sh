@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # sourced: the variables it reads are set by the script that sources it
 # The helpers of the guest drivers under systemd (guest-test for amd64, arm64-guest-test), sourced
 # once $dir (the test's folder), $unit and $sock are set. Every line goes to the console and $dir/log;
 # the verdict is SYSTEST-RESULT=PASS|FAIL on the console, then the guest powers off.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # sourced: the variables it reads are set by the script that sources it
 # The power cuts (issue 28; docs/reliability.md, "Power cuts"), sourced by scripts/systemd-test: the
 # cut itself (cut_boot), used by the six steps (two cuts) and by the campaign (power_cut_campaign,
 # $cuts = "F T U").

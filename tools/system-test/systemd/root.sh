@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # sourced: the variables it reads are set by the script that sources it
 # What scripts/systemd-test (amd64) and tools/arm64/guest (arm64) do alike to a Debian root before
 # booting it under qemu with systemd as PID 1. Sourced; needs $here (tools/system-test/systemd).
 
