@@ -152,6 +152,7 @@ gateway_socket() { sed -n 's/^path *= *"\(.*\.sock\)".*/\1/p' "$1" | head -n1; }
 # A prefix for start_gateway: the gateway runs as root without CAP_NET_ADMIN (dropped from the bounding
 # set, so the exec'd root process never has it). A shared adapter taken down then stays down, as
 # under a unit without the capability: the gateway may not bring it up (docs/radio.md).
+# shellcheck disable=SC2034  # used by the checks that source this file
 no_net_admin=(setpriv --bounding-set=-net_admin --inh-caps=-net_admin --)
 
 # stop_gateway NAME: SIGTERM, then the gateway must exit 0 within 10 s (docs/product.md §10 says 2 s on
