@@ -83,7 +83,7 @@ let package = Package(
         .target(name: "LineClient", dependencies: ["NearbyProtocol", "SystemCall"],
                 swiftSettings: [ownImportsOnly]),
         // gateway.toml and the board files: TOML, checks, every problem reported at once.
-        .target(name: "Config", dependencies: ["NearbyProtocol", "Radio", "SystemCall", logging],
+        .target(name: "Config", dependencies: ["NearbyProtocol", "SystemCall", logging],
                 swiftSettings: [ownImportsOnly]),
         // The optional bridge to an MQTT broker (Home Assistant discovery) over libmosquitto.
         .target(name: "MQTT", dependencies: ["NearbyProtocol", "CMosquitto", "SystemCall", logging],

@@ -1,6 +1,5 @@
 import Logging
 import NearbyProtocol
-import Radio
 
 /// Everything in `gateway.toml` (docs/product.md §12), typed, with defaults applied and board defaults
 /// resolved. Built only by `ConfigLoader`, which refuses a file with any problem.
@@ -117,10 +116,10 @@ public enum AudioProtocol: String, Sendable, Hashable, CaseIterable {
 public struct IdentityConfig: Sendable, Equatable, CustomStringConvertible {
     public var name: String
     /// A secret: its description shows no byte.
-    public var key: IdentityResolvingKey
+    public var key: IdentityKey
     public var line: Int
 
-    public init(name: String, key: IdentityResolvingKey, line: Int = 0) {
+    public init(name: String, key: IdentityKey, line: Int = 0) {
         self.name = name
         self.key = key
         self.line = line

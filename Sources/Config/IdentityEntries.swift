@@ -1,6 +1,5 @@
 import Glibc
 import NearbyProtocol
-import Radio
 import SystemCall
 
 /// `[[identity]]` entries (docs/identities.md): a name and the IRK, inline (`irk`) or in a file of
@@ -39,7 +38,7 @@ enum IdentityEntries {
         return identities
     }
 
-    private static func key(_ table: TOMLTable, prefix: String, file: String?, reader: inout ConfigReader) -> IdentityResolvingKey? {
+    private static func key(_ table: TOMLTable, prefix: String, file: String?, reader: inout ConfigReader) -> IdentityKey? {
         let inline = reader.string(table, "irk", prefix: prefix)
         let path = reader.string(table, "irk_file", prefix: prefix)
         if let inline, let path {
@@ -51,7 +50,7 @@ enum IdentityEntries {
                 reader.problem(line, "\(prefix).irk", "\(problem): the key is a secret; chmod o-r the file, or move the key to irk_file")
                 return nil
             }
-            switch IdentityResolvingKey.parse(text) {
+            switch IdentityKey.parse(text) {
             case .success(let key): return key
             case .failure(let problem):
                 reader.problem(line, "\(prefix).irk", "\(problem.message) (docs/identities.md lists the accepted forms)")
@@ -73,7 +72,7 @@ enum IdentityEntries {
             // The first line that is not blank: the key alone, as a Keychain or BlueZ's info file gives it.
             let text = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline)
                 .first { !$0.allSatisfy(\.isWhitespace) }.map(String.init) ?? ""
-            switch IdentityResolvingKey.parse(text) {
+            switch IdentityKey.parse(text) {
             case .success(let key): return key
             case .failure(let problem):
                 reader.problem(line, "\(prefix).irk_file", "the key in \(file) \(problem.message) (docs/identities.md lists the accepted forms)")

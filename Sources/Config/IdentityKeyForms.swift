@@ -1,7 +1,23 @@
 import NearbyProtocol
-import Radio
 
-extension IdentityResolvingKey {
+/// An identity's key as the config gives it: 16 bytes, most significant first (the AES key of the
+/// Core specification's `ah`). The config's own type: `ConfigMapping`'s side (AirIngest) hands the
+/// bytes to the radio's `IdentityResolvingKey`, so Config imports no part (docs/architecture.md).
+/// A secret: its description never shows the bytes.
+public struct IdentityKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// Most significant byte first.
+    public let bytes: [UInt8]
+
+    public init?(mostSignificantFirst bytes: [UInt8]) {
+        guard bytes.count == 16 else { return nil }
+        self.bytes = bytes
+    }
+
+    public var description: String { "<IRK, 16 bytes>" }
+    public var debugDescription: String { description }
+}
+
+extension IdentityKey {
     /// The forms owners already have (docs/identities.md), in the byte orders Home Assistant's
     /// Private BLE Device reads them (its `_parse_irk`, then bluetooth-data-tools' `get_cipher_for_irk`,
     /// which takes the bytes as the AES key as they are):
@@ -10,7 +26,7 @@ extension IdentityResolvingKey {
     /// - 24 characters of base64, as a Mac's Keychain shows an iPhone's or a Watch's "Remote IRK":
     ///   least significant byte first (Home Assistant reverses them).
     /// The failure says what is wrong without repeating the text (it is a secret).
-    public static func parse(_ text: String) -> Result<IdentityResolvingKey, KeyProblem> {
+    public static func parse(_ text: String) -> Result<IdentityKey, KeyProblem> {
         var body = Substring(text).drop(while: \.isWhitespace)
         while body.last?.isWhitespace == true { body = body.dropLast() }
         for prefix in ["irk:", "0x"] where body.lowercased().hasPrefix(prefix) { body = body.dropFirst(prefix.count) }
@@ -24,12 +40,12 @@ extension IdentityResolvingKey {
                 bytes.append(UInt8(digits[index..<next], radix: 16)!)
                 index = next
             }
-            return .success(IdentityResolvingKey(mostSignificantFirst: bytes)!)
+            return .success(IdentityKey(mostSignificantFirst: bytes)!)
         }
         if body.count == 24, body.hasSuffix("=") {
             guard let data = Base64.decode(body) else { return .failure(KeyProblem("is not valid base64")) }
             guard data.count == 16 else { return .failure(KeyProblem("is base64 of \(data.count) bytes; an IRK is 16")) }
-            return .success(IdentityResolvingKey(mostSignificantFirst: data.reversed())!)
+            return .success(IdentityKey(mostSignificantFirst: data.reversed())!)
         }
         if digits.allSatisfy(\.isHexDigit) {
             return .failure(KeyProblem("has \(digits.count) hex digits; an IRK is 32 (16 bytes)"))

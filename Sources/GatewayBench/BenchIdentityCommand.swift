@@ -29,7 +29,7 @@ struct BenchIdentityCommand: ParsableCommand {
 
     func run() throws {
         var random = SeededGenerator(seed: 40)
-        let configs = (0..<identities).map { IdentityConfig(name: "person-\($0)", key: IdentityResolvingKey(mostSignificantFirst: random.bytes(16))!) }
+        let configs = (0..<identities).map { IdentityConfig(name: "person-\($0)", key: IdentityKey(mostSignificantFirst: random.bytes(16))!) }
         let subscription = SubscriptionConfig(namespace: "people", type: "*", mediums: [.ble], include: [.identity])
         let codec = FrameCodec(apiKey: "bench-identity-key", rotateSeconds: 600)
         func fresh() throws -> AirIngest {

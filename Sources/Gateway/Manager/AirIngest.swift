@@ -334,7 +334,8 @@ public struct Identities: Sendable {
     /// Loads libcrypto (the first time) and prepares one AES key per identity.
     public init(_ configs: [IdentityConfig], cacheCapacity: Int = IdentityResolver.defaultCapacity) throws(CryptoError) {
         names = configs.map(\.name)
-        resolver = try IdentityResolver(keys: configs.map(\.key), capacity: cacheCapacity)
+        resolver = try IdentityResolver(keys: configs.map { IdentityResolvingKey(mostSignificantFirst: $0.key.bytes)! },
+                                        capacity: cacheCapacity)
     }
 }
 

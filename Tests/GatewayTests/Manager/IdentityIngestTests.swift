@@ -1,4 +1,5 @@
 @testable import Config
+import Config
 import Foundation
 import NearbyProtocol
 import Radio
@@ -10,8 +11,8 @@ import TestSupport
 /// address of the same identity is the same entry, and only subscriptions that include it count.
 @Suite struct IdentityIngestTests {
     /// The Core specification's sample IRK (Vol 3 Part H D.7) and the address its sample data makes.
-    static let key = IdentityResolvingKey(mostSignificantFirst: [0xEC, 0x02, 0x34, 0xA3, 0x57, 0xC8, 0xAD, 0x05,
-                                                                 0x34, 0x10, 0x10, 0xA6, 0x0A, 0x39, 0x7D, 0x9B])!
+    static let key = IdentityKey(mostSignificantFirst: [0xEC, 0x02, 0x34, 0xA3, 0x57, 0xC8, 0xAD, 0x05,
+                                                         0x34, 0x10, 0x10, 0xA6, 0x0A, 0x39, 0x7D, 0x9B])!
     static let first = BDAddress(rawValue: 0x7081_940D_FBAA)
 
     struct Sink: AirIngestSink {
@@ -26,7 +27,7 @@ import TestSupport
     }
 
     static func ingest(listening subscriptions: [Subscription]) throws -> AirIngest {
-        let other = IdentityResolvingKey(mostSignificantFirst: Array(repeating: 0x5A, count: 16))!
+        let other = IdentityKey(mostSignificantFirst: Array(repeating: 0x5A, count: 16))!
         var ingest = AirIngest(reassembler: FrameFixture.reassembler(),
                                identities: try Identities([IdentityConfig(name: "other", key: other), IdentityConfig(name: "phone", key: key)]))
         ingest.listening = AirIngest.Listening(ble: subscriptions, audio: [], hasScanPublications: false)
