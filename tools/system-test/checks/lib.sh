@@ -42,11 +42,13 @@ trap stop_started EXIT
 trap 'exit 143' TERM INT
 started() { check_pids+=("$1"); }
 
-# bluetooth_up: hci_vhci + BlueZ `btvirt -l2 -L` = two LE-only controllers, hci0 and hci1, on one
-# virtual air, powered up. Under TCG the kernel's 2 s HCI_Reset timeout can expire while btvirt sets up its crypto, so the
+# bluetooth_up [--down]: hci_vhci + BlueZ `btvirt -l2 -L` = two LE-only controllers, hci0 and hci1,
+# on one virtual air. Powered up unless --down (the exclusive user channel wants a controller that is
+# down). Under TCG the kernel's 2 s HCI_Reset timeout can expire while btvirt sets up its crypto, so the
 # crypto modules are loaded first and btvirt is restarted until both controllers answer.
 bluetooth_up() {
-    local attempt pid
+    local power=up attempt pid
+    [ "${1:-}" = --down ] && power=down
     modprobe -a af_alg algif_hash algif_skcipher ecb cmac hci_vhci
     for attempt in 1 2 3; do
         # SIGPIPE ignored (it stays so across exec): btvirt dies of it when a client goes away
@@ -55,7 +57,11 @@ bluetooth_up() {
         pid=$!
         if wait_for_quietly 20 hci_present && hciconfig hci0 up && hciconfig hci1 up; then
             started "$pid"
-            note "btvirt (pid $pid) serves hci0 and hci1, powered up (attempt $attempt)"
+            if [ "$power" = down ]; then
+                hciconfig hci0 down
+                hciconfig hci1 down
+            fi
+            note "btvirt (pid $pid) serves hci0 and hci1, powered $power (attempt $attempt)"
             return 0
         fi
         note "btvirt attempt $attempt: controllers did not answer; restarting"
