@@ -42,13 +42,14 @@ trap stop_started EXIT
 trap 'exit 143' TERM INT
 started() { check_pids+=("$1"); }
 
-# bluetooth_up [--down]: hci_vhci + BlueZ `btvirt -l2 -L` = two LE-only controllers, hci0 and hci1,
-# on one virtual air. Powered up unless --down (the exclusive user channel wants a controller that is
-# down). Under TCG the kernel's 2 s HCI_Reset timeout can expire while btvirt sets up its crypto, so the
-# crypto modules are loaded first and btvirt is restarted until both controllers answer.
-bluetooth_up() {
-    local power=up attempt pid
-    [ "${1:-}" = --down ] && power=down
+# bluetooth_start up|down: hci_vhci + BlueZ `btvirt -l2 -L` = two LE-only controllers, hci0 and hci1,
+# on one virtual air, left powered up or down (down: the exclusive user channel wants a controller that
+# is down, and gateway-ble-bring-up a box whose bluetoothd never ran). Under TCG the kernel's 2 s
+# HCI_Reset timeout can expire while btvirt sets up its crypto, so the crypto modules are loaded first
+# and btvirt is restarted until both controllers answer. bluetooth_up = bluetooth_start up.
+bluetooth_up() { bluetooth_start up; }
+bluetooth_start() {
+    local power=$1 attempt pid
     modprobe -a af_alg algif_hash algif_skcipher ecb cmac hci_vhci
     for attempt in 1 2 3; do
         # SIGPIPE ignored (it stays so across exec): btvirt dies of it when a client goes away
