@@ -33,7 +33,7 @@ actor MessageManager {
     /// Sightings and audio payloads through the frame codec into the found set (the synchronous part).
     var inbound: AirIngest
     private var beaconMatcher: SubscriberBeaconMatcher<PublicationID>
-    private var scanWindows: [PublicationID: ContinuousClock.Instant] = [:]
+    private(set) var scanWindows: [PublicationID: ContinuousClock.Instant] = [:]
     private(set) var errors: Set<GatewayErrorState> = []
     /// The cause of each raised error, for systemd's status line (`statusText`).
     private var errorCauses: [GatewayErrorState: String] = [:]
@@ -47,9 +47,9 @@ actor MessageManager {
     var epoch: UInt32
     var clockFollower: ClockFollower   // the clock epochs follow: the wall clock or a peer's ahead (+Clock.swift)
     private var plan = AirPlan.silent
-    /// The loop timer armed for `armedDeadline`, if any.
-    private var timer: EventLoop.TimerID?
-    private var armedDeadline: ContinuousClock.Instant?
+    /// The loop timer armed for `armedDeadline`, if any (MessageManager+Timers.swift).
+    var timer: EventLoop.TimerID?
+    var armedDeadline: ContinuousClock.Instant?
     private var debug = false
     /// Per-subscription LEDs: how many found entries keep each lit, and which LEDs each entry lit.
     private var litCounts: [String: Int] = [:]
@@ -302,61 +302,13 @@ actor MessageManager {
         reschedule()
     }
 
-    // MARK: Timers
-
-    /// The next instant something must happen without outside input: a lost, a rotation, the end of
-    /// a scan window or of a publication's ttl. One timer of the gateway's loop, re-armed only when
-    /// the next instant moved earlier than the armed one (a timer that fires early finds nothing due
-    /// and re-arms): a sighting that only pushes an entry's lost deadline later arms nothing.
-    private func reschedule() {
-        let today = clockFollower.date(real: Date())
-        var deadline = Self.nextRotation(after: epoch, codec: settings.codec).map { clock.now + .seconds(max(0, $0.timeIntervalSince(today))) }
-        func consider(_ instant: ContinuousClock.Instant?) {
-            guard let instant else { return }
-            deadline = deadline.map { min($0, instant) } ?? instant
-        }
-        consider(inbound.nextDeadline())
-        scanWindows.values.forEach(consider)
-        publications.values.forEach { consider($0.expiry) }
-        guard let deadline else { return disarm() }
-        if timer != nil, let armed = armedDeadline, armed <= deadline { return }
-        disarm()
-        armedDeadline = deadline
-        // The action runs on the loop, which is this actor's executor: the timer's work starts
-        // there, without a hop through Swift's pool.
-        timer = loop.schedule(at: deadline) { [self, loop] in
-            Task(executorPreference: loop) { await self.timerFired() }
-        }
-    }
-
-    private func disarm() {
-        if let timer { loop.cancel(timer) }
-        timer = nil
-        armedDeadline = nil
-    }
-
-    /// When `epoch` ends; nil for the last epoch a UInt32 holds (epochs wrap like every other
-    /// counter here, and `epoch(at:)` clamps there, so there is no later one to wait for).
-    static func nextRotation(after epoch: UInt32, codec: FrameCodec) -> Date? {
-        let next = epoch &+ 1
-        return next > epoch ? codec.start(of: next) : nil
-    }
-
-    private func timerFired() async {
-        timer = nil
-        armedDeadline = nil
-        let now = clock.now
-        for entry in inbound.expireFound(now: now) { reportLost(entry) }
-        for event in pendingPanelEvents { await panel?.handle(event) }
-        pendingPanelEvents.removeAll()
-        inbound.expireFrames(now: now)
+    /// Publications whose ttl has ended as of `now` end (the timer's part that changes them).
+    func endExpiredPublications(now: ContinuousClock.Instant) {
         let expired = publications.values.filter { ($0.expiry ?? .now.advanced(by: .seconds(1))) <= now }.map(\.id)
         for id in expired {
             publications[id] = nil
             logger.info("publication ttl ended", metadata: ["handle": "\(id)"])
         }
-        await refreshKernelClock()
-        await apply(rotatingAddress: followClock(clockFollower.date(real: Date())))
     }
 
     // MARK: Found / lost
