@@ -135,7 +135,8 @@ private final class PipeWatch: LoopWatch {
         let loop = EventLoop(name: "loop-join")
         let ran = Atomic<Bool>(false)
         loop.execute {
-            // Slow on purpose: a shutdown that did not wait for the thread would return first.
+            // Slow on purpose, not to synchronise: a shutdown that waits for the thread passes
+            // however long this takes; one that did not wait would return first and fail.
             usleep(50_000)
             ran.store(true, ordering: .releasing)
         }
