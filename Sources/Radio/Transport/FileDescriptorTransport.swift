@@ -25,6 +25,8 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
     private let continuation: EventQueue<TransportEvent>.Sink
     private let state: Mutex<State>
     private let reader = Mutex(Reader())
+    /// Takes each read's packets instead of `incoming` (`deliverPackets`); only the loop calls it.
+    private let receiver = Mutex<(@Sendable ([H4Packet]) -> Void)?>(nil)
     private let recorder: StatisticsRecorder
     private let loop: EventLoop
     /// The loop is the transport's own (nobody gave one): it stops when the transport finishes.
@@ -123,6 +125,12 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
         }
     }
 
+    func deliverPackets(on loop: EventLoop, to receiver: @escaping @Sendable ([H4Packet]) -> Void) -> Bool {
+        guard loop === self.loop else { return false }
+        self.receiver.withLock { $0 = receiver }
+        return true
+    }
+
     func close() {
         let wake = state.withLock { state in
             guard state.fd != nil, !state.closeRequested else { return false }
@@ -185,6 +193,8 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
         }
         switch read {
         case .success(let packets):
+            guard !packets.isEmpty else { return }
+            if let receiver = receiver.withLock({ $0 }) { return receiver(packets) }
             for packet in packets {
                 if case .dropped = continuation.yield(.packet(packet)) { recorder.record { $0.overflowed += 1 } }
             }
@@ -221,6 +231,7 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
             }
             return state.closeRequested
         }
+        receiver.withLock { $0 = nil }
         continuation.yield(.closed(requested ? nil : cause))
         continuation.finish()
         if ownsLoop { loop.shutdown() }
