@@ -13,7 +13,8 @@ import Glibc
 /// descriptor (the radio's own loop, so a Command Complete is read, matched and answered by the
 /// next command on one thread; or a loop of the transport's own). `close()` wakes the loop, which
 /// then closes the descriptor (only the loop does, so a descriptor number is never reused under a
-/// concurrent `send`) and ends `incoming`.
+/// concurrent `send`) and ends `incoming`. On the radio's loop, the packets of a read go to the
+/// controller in one call (`deliverPackets`) instead of one queued entry each.
 ///
 /// `send` never blocks: it writes with MSG_DONTWAIT what the socket takes and leaves the rest to
 /// the loop, which writes it when poll(2) says the socket has room. A controller that stops
