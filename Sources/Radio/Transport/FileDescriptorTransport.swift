@@ -26,8 +26,6 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
     private let continuation: EventQueue<TransportEvent>.Sink
     private let state: Mutex<State>
     private let reader = Mutex(Reader())
-    /// Takes each read's packets instead of `incoming` (`deliverPackets`); only the loop calls it.
-    private let receiver = Mutex<(@Sendable ([H4Packet]) -> Void)?>(nil)
     private let recorder: StatisticsRecorder
     private let loop: EventLoop
     /// The loop is the transport's own (nobody gave one): it stops when the transport finishes.
@@ -40,6 +38,11 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
         var unsent: [UInt8] = []
         /// Why writing `unsent` failed: every later `send` fails with it.
         var sendFailure: RadioError?
+        /// Takes each read's packets instead of `incoming` (`deliverPackets`); only the loop calls it.
+        /// A field, not a `Mutex<Closure?>` of its own: an optional closure in a generic container is
+        /// reabstracted on every `inout` access, and each read wrapped it in two more thunks (perf
+        /// showed a chain of them growing with every read).
+        var receiver: (@Sendable ([H4Packet]) -> Void)?
     }
 
     /// Only the loop thread reads; the lock is never contended.
@@ -128,7 +131,7 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
 
     func deliverPackets(on loop: EventLoop, to receiver: @escaping @Sendable ([H4Packet]) -> Void) -> Bool {
         guard loop === self.loop else { return false }
-        self.receiver.withLock { $0 = receiver }
+        state.withLock { $0.receiver = receiver }
         return true
     }
 
@@ -158,7 +161,8 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
     }
 
     func ready(_ revents: Int16) {
-        guard let fd = state.withLock({ $0.fd }) else { return }
+        let (fd, receiver) = state.withLock { ($0.fd, $0.receiver) }
+        guard let fd else { return }
         if revents & Int16(POLLOUT) != 0 {
             do throws(RadioError) { try flushUnsent(fd) } catch { return finish(cause: error) }
         }
@@ -195,7 +199,7 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
         switch read {
         case .success(let packets):
             guard !packets.isEmpty else { return }
-            if let receiver = receiver.withLock({ $0 }) { return receiver(packets) }
+            if let receiver { return receiver(packets) }
             for packet in packets {
                 if case .dropped = continuation.yield(.packet(packet)) { recorder.record { $0.overflowed += 1 } }
             }
@@ -232,7 +236,7 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
             }
             return state.closeRequested
         }
-        receiver.withLock { $0 = nil }
+        state.withLock { $0.receiver = nil }
         continuation.yield(.closed(requested ? nil : cause))
         continuation.finish()
         if ownsLoop { loop.shutdown() }
