@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Radio
 
 /// Sightings that wait behind an awaited step of the manager (a found's LEDs, an error state, a new
