@@ -139,10 +139,10 @@ extension MessageManager {
     }
 
     private func publishSignal(_ change: AirIngest.SignalChange) {
-        let entry = change.entry
+        let entry = change.entry, suffix = entry.key.topicSuffix
         // Android's onBleSignalChanged/onDistanceChanged; not retained (GET found has the latest).
-        events.publish(BrokerEvent(topic: "signal/" + entry.key.topicSuffix, json: eventJSON(entry, entry.detail), retain: .none,
-                                   entry: retainKey(entry.key)))
+        events.publish(BrokerEvent(topic: "signal/" + suffix, json: eventJSON(entry, entry.detail, suffix: suffix), retain: .none,
+                                   entry: retainKey(entry.key, suffix: suffix)))
     }
 
     private func logDrop(_ reason: DropReason, _ source: SourceID) {
