@@ -16,6 +16,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bench"))
 sys.path.insert(0, HERE)
+import flood  # noqa: E402  (its wait for a listening socket)
 import idle  # noqa: E402  (its pagemap count per section)
 import idle_ab  # noqa: E402  (its whole read of a binary before each window)
 import load  # noqa: E402
@@ -69,6 +70,8 @@ def main():
     parser.add_argument("--text-pages", help="a folder for each window's resident .text pages of `ours`")
     parser.add_argument("binaries", nargs="+", help="LABEL=BINARY")
     args = parser.parse_args()
+    # load.Reader takes it from the module: a socket that exists may not accept yet on a busy machine.
+    process.wait_path = flood.wait_listening
     pairs = [b.split("=", 1) for b in args.binaries]
     for r in range(args.rounds):
         for label, binary in pairs:
