@@ -4,8 +4,9 @@ too (docs/footprint.md, "Link order").
 
     python3 tools/footprint/steady.py BINARY --wrap 'valgrind --tool=callgrind ...'
 
-The `ours_mqtt` reader of tools/bench/load.py (one subscription, `[mqtt]` with discovery, a socket
-client on `#`) on its scripted H4 controller (tools/bench/home_mix.py): started, idle for --idle
+A reader of tools/bench/load.py (--reader: `ours`, one subscription and a socket client on `#`, the
+load bench's idle RSS row without [mqtt]; or `ours_mqtt`, the same with `[mqtt]` and discovery) on its
+scripted H4 controller (tools/bench/home_mix.py): started, idle for --idle
 seconds, then (with callgrind) `callgrind_control --dump` ends the profile's first part there, so
 the idle part of the load bench's own config can be ordered before the per-advert part; then the
 warm-up (every known device once) and the home mix at --rate adverts/s for --seconds."""
@@ -40,6 +41,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("binary")
     parser.add_argument("--wrap", default="", help="command to run the gateway under")
+    parser.add_argument("--reader", choices=["ours", "ours_mqtt"], default="ours")
     parser.add_argument("--idle", type=float, default=10)
     parser.add_argument("--rate", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=20)
@@ -58,7 +60,7 @@ def main():
         mq, msock = mqtt.broker(work)
         reader = None
         try:
-            reader = load.Reader("ours_mqtt", binary, "/bin/true", work, msock)
+            reader = load.Reader(args.reader, binary, "/bin/true", work, msock)
             reader.controller.wait_scanning(timeout=120)
             time.sleep(args.idle)
             if "callgrind" in args.wrap:
