@@ -5,11 +5,11 @@ too (docs/footprint.md, "Link order").
     python3 tools/footprint/steady.py BINARY --wrap 'valgrind --tool=callgrind ...'
 
 A reader of tools/bench/load.py (--reader: `ours`, one subscription and a socket client on `#`, the
-load bench's idle RSS row without [mqtt]; or `ours_mqtt`, the same with `[mqtt]` and discovery) on its
-scripted H4 controller (tools/bench/home_mix.py): started, idle for --idle
-seconds, then (with callgrind) `callgrind_control --dump` ends the profile's first part there, so
-the idle part of the load bench's own config can be ordered before the per-advert part; then the
-warm-up (every known device once) and the home mix at --rate adverts/s for --seconds."""
+load bench's idle RSS row without [mqtt]; or `ours_mqtt`, the same with `[mqtt]` and discovery) on
+its scripted H4 controller (tools/bench/home_mix.py): started and idle for --idle seconds; then
+(under callgrind) `callgrind_control --dump` ends the profile's first part, so that the idle part
+can be ordered before the per-advert part; then the warm-up (every known device once) and the home
+mix at --rate adverts/s for --seconds."""
 import argparse
 import os
 import subprocess
