@@ -1,5 +1,6 @@
 import Logging
 import NearbyProtocol
+import SystemCall
 
 extension LEDPanel {
     /// Builds the front panel a board describes.
@@ -14,6 +15,7 @@ extension LEDPanel {
         clock: any Clock<Duration> = ContinuousClock(),
         timings: LEDTimings = .standard,
         logger: Logger,
+        loop: EventLoop? = nil,
         sink: @escaping @Sendable (_ name: String, _ on: Bool) -> Void,
         onPower: @escaping @Sendable (PowerRequest) -> Void
     ) throws(GPIOError) -> LEDPanel {
@@ -23,7 +25,7 @@ extension LEDPanel {
             if !layout.inputs.isEmpty { message = "\(message) (inputs \(layout.inputs.keys.sorted()) ignored)" }
             logger.notice(message, metadata: ["leds": "\(names.sorted().joined(separator: ","))"])
             return LEDPanel(output: SimLEDOutput(ledNames: names, logger: logger, sink: sink),
-                            clock: clock, timings: timings, logger: logger)
+                            clock: clock, timings: timings, logger: logger, loop: loop)
         }
         let chip = try GPIOChip.open(label: chipLabel)
         let output = try GPIOLEDOutput.open(chip: chip, layout: layout)
@@ -42,6 +44,6 @@ extension LEDPanel {
             "chip": "\(chipLabel)", "lines": "\(chip.lineCount)", "libgpiod": "\(GPIOChip.libraryVersion)",
             "leds": "\(layout.leds.sorted(by: { $0.key < $1.key }).map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
         ])
-        return LEDPanel(output: output, inputs: inputs, clock: clock, timings: timings, logger: logger)
+        return LEDPanel(output: output, inputs: inputs, clock: clock, timings: timings, logger: logger, loop: loop)
     }
 }

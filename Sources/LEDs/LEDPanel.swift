@@ -7,6 +7,10 @@ import SystemCall
 ///
 /// Timers exist only while a pattern is moving (a blink, a pulse); with the box active and nothing
 /// pulsing the panel schedules nothing and only wakes for the next event.
+///
+/// The panel runs on an event loop (the gateway's: the manager's found and lost reach it without
+/// a thread switch), and with the real clock its timers are that loop's: a wink wakes the loop's
+/// thread alone, not Dispatch's timer thread and a pool worker.
 public actor LEDPanel {
     private let output: any LEDOutput
     private let inputs: [InputWatcher]
@@ -22,17 +26,24 @@ public actor LEDPanel {
     /// Tells a timer that fired after being replaced to do nothing.
     private var timerGeneration = 0
     private var isShutDown = false
+    /// This actor's executor; its own (thread "leds") when none is given, as in tests.
+    nonisolated let loop: EventLoop
+    private nonisolated let ownsLoop: Bool
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     public init(
         output: any LEDOutput,
         inputs: [InputWatcher] = [],
         clock: any Clock<Duration> = ContinuousClock(),
         timings: LEDTimings = .standard,
-        logger: Logger
+        logger: Logger,
+        loop: EventLoop? = nil
     ) {
         self.output = output
         self.inputs = inputs
-        self.clock = PanelClock(clock)
+        self.loop = loop ?? EventLoop(name: "leds")
+        self.ownsLoop = loop == nil
+        self.clock = PanelClock(clock, loop: self.loop)
         self.logger = logger
         self.patterns = LEDPatterns(timings: timings)
         // Lines are requested off and the sim starts dark.
@@ -67,6 +78,10 @@ public actor LEDPanel {
         for input in inputs { await input.stop() }
         output.releaseAll()
         logger.debug("LEDs off and GPIO lines released")
+    }
+
+    deinit {
+        if ownsLoop { loop.finish() }
     }
 
     /// What the output shows now (for `GET`-style diagnostics and tests).
@@ -109,7 +124,8 @@ public actor LEDPanel {
         }
         let generation = timerGeneration
         let clock = self.clock
-        timer = Task { [weak self] in
+        // On the loop from the start: the wait and the wake-up never touch Swift's pool.
+        timer = Task(executorPreference: loop) { [weak self] in
             do { try await clock.sleep(until: next) } catch { return }
             await self?.timerFired(generation: generation, deadline: next)
         }
@@ -128,15 +144,20 @@ public actor LEDPanel {
 }
 
 /// `any Clock<Duration>` opened once into closures over offsets from the panel's start, because an
-/// existential clock's `Instant` cannot be stored or compared without knowing its type.
+/// existential clock's `Instant` cannot be stored or compared without knowing its type. The real
+/// clock sleeps by the loop's timers; any other (a test's manual clock) by its own `sleep`.
 struct PanelClock: Sendable {
     let now: @Sendable () -> Duration
     let sleep: @Sendable (_ until: Duration) async throws -> Void
 
-    init<C: Clock>(_ clock: C) where C.Duration == Duration {
+    init<C: Clock>(_ clock: C, loop: EventLoop) where C.Duration == Duration {
         let origin = clock.now
         now = { origin.duration(to: clock.now) }
-        sleep = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
+        if let start = origin as? ContinuousClock.Instant {
+            sleep = { try await loop.sleep(until: start.advanced(by: $0)) }
+        } else {
+            sleep = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
+        }
     }
 
     func sleep(until deadline: Duration) async throws {

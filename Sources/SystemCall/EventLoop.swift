@@ -104,6 +104,9 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     /// Whether the caller runs on the loop (its thread, or whoever drains it without one).
     public var isCurrent: Bool { runner.load(ordering: .acquiring) == UInt(pthread_self()) }
 
+    /// Timers scheduled so far (for tests of who waits on the loop).
+    var timersScheduled: Int { state.withLock { $0.nextTimerID } }
+
     // MARK: executors
 
     public func enqueue(_ job: consuming ExecutorJob) { submit(.job(UnownedJob(job))) }

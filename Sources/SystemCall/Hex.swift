@@ -6,28 +6,31 @@ public enum Hex {
 
     /// "0a1b…", no separators.
     public static func lower(_ bytes: some Sequence<UInt8>) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        write(bytes, dashesAfter: [])
     }
 
     /// A 16-byte UUID as 8-4-4-4-12, lower case ("e2c56db5-dffb-48d2-b060-d0f5a71096e0"); any other
-    /// length as plain hex.
+    /// length as plain hex. Written in one pass into one buffer: a found iBeacon's topic, retain key
+    /// and JSON each spell its UUID.
     public static func uuid(_ bytes: some Collection<UInt8>) -> String {
-        let hex = lower(bytes)
-        guard bytes.count == 16 else { return hex }
-        var parts: [Substring] = []
-        var index = hex.startIndex
-        for width in [8, 4, 4, 4, 12] {
-            let end = hex.index(index, offsetBy: width)
-            parts.append(hex[index..<end])
-            index = end
+        write(bytes, dashesAfter: bytes.count == 16 ? [4, 6, 8, 10] : [])
+    }
+
+    /// Two digits a byte, with a dash after the bytes numbered in `dashesAfter` (ascending).
+    private static func write(_ bytes: some Sequence<UInt8>, dashesAfter: [Int]) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.underestimatedCount * 2 + dashesAfter.count)
+        var count = 0, nextDash = 0
+        for byte in bytes {
+            if nextDash < dashesAfter.count, dashesAfter[nextDash] == count {
+                text.append(UInt8(ascii: "-"))
+                nextDash += 1
+            }
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
+            count += 1
         }
-        return parts.joined(separator: "-")
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The bytes `text` spells, two hex digits a byte (either case); nil for an odd count or a

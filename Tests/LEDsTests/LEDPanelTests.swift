@@ -1,4 +1,4 @@
-import SystemCall
+@testable import SystemCall
 import Testing
 @testable import LEDs
 
@@ -109,3 +109,47 @@ import Testing
 }
 
 
+
+/// With the real clock, the panel's timers are its loop's: a found's wink is written on the loop's
+/// thread, as the event that started it was, and no write comes from Swift's pool (where a
+/// `Task.sleep` would have resumed it, waking Dispatch's timer thread and a worker for each wink).
+@Suite struct LEDPanelLoopTests {
+    /// Each write with whether it ran on the loop.
+    final class ThreadRecordingOutput: LEDOutput {
+        let ledNames: Set<String> = ["status", "found", "lost", "error"]
+        let log = EventLog<(led: String, on: Bool, onLoop: Bool)>()
+        let loop: EventLoop
+        init(loop: EventLoop) { self.loop = loop }
+        func set(_ led: String, on: Bool) throws(GPIOError) { log.append((led, on, loop.isCurrent)) }
+        func releaseAll() {}
+    }
+
+    @Test func winksAreWrittenOnTheLoopAndWaitOnItsTimers() async throws {
+        let loop = EventLoop(name: "panel-loop")
+        defer { loop.shutdown() }
+        let output = ThreadRecordingOutput(loop: loop)
+        let panel = LEDPanel(output: output, logger: .quiet, loop: loop)
+        await panel.start()
+        await panel.handle(.power(.active))
+        await panel.handle(.found(total: 1, lit: []))
+        await panel.handle(.found(total: 2, lit: []))
+        // Lit, winked off by the second found, lit again by the wink's timer (150 ms later).
+        let found = try await waitForFound(output.log, count: 3)
+        #expect(found.map { $0.on } == [true, false, true])
+        // The wait between the last two was a timer of the loop.
+        #expect(loop.timersScheduled >= 1)
+        #expect(output.log.items.allSatisfy { $0.onLoop }, "writes off the loop: \(output.log.items.filter { !$0.onLoop })")
+        await panel.shutdown()
+    }
+
+    private func waitForFound(_ log: EventLog<(led: String, on: Bool, onLoop: Bool)>, count: Int) async throws
+        -> [(led: String, on: Bool, onLoop: Bool)] {
+        var seen = 0
+        while true {
+            seen += 1
+            let items = try await log.first(seen)
+            let found = items.filter { $0.led == "found" }
+            if found.count >= count { return found }
+        }
+    }
+}

@@ -10,6 +10,9 @@ The home mix, by advert number n (n % 50):
 - the rest (80 %): repeats of the KNOWN iBeacons (300, round robin), each repeat's RSSI one step on
   through −60…−66 dBm, so that some repeats move a found entry's signal.
 
+`play_only` plays one kind alone: `arrivals` (new iBeacons only) or `repeats` (the known ones at one
+fixed RSSI), the two sides of a found event's cost (tools/bench/load.py).
+
 Each advert is one LE Advertising Report event (one report), written when due; adverts due within
 the same millisecond share one write (at 2,000/s two per write, as a USB controller's 1 ms interrupt
 polling delivers them).
@@ -72,20 +75,24 @@ class HomeMix(scripted_idle.Controller):
             self.frames = {epoch: [f.ble(f.chunks(k, f.body(NAMESPACE, t, b"hi"), 19)[0]) for t in FRAME_TYPES]}
         return self.frames[epoch]
 
-    def known_advert(self, k):
+    def known_advert(self, k, rssi=None):
         r = self.repeats[k]
         self.repeats[k] += 1
         address = bytes([k & 0xFF, k >> 8, 0x10, 0x20, 0x30, 0xC1])   # random static
-        return report(0x03, 0x01, address, self.known[k], -60 - r % 7)
+        return report(0x03, 0x01, address, self.known[k], -60 - r % 7 if rssi is None else rssi)
+
+    def new_advert(self):
+        """A device arriving: an iBeacon never heard before (a found event for the reader)."""
+        j = self.new
+        self.new += 1
+        address = bytes([j & 0xFF, (j >> 8) & 0xFF, j >> 16, 0x44, 0x55, 0xC2])
+        return report(0x03, 0x01, address, ibeacon(UUID_NEW, 2, j & 0xFFFF), -70)
 
     def advert(self):
         n, slot = self.n, self.n % 50
         self.n += 1
         if slot == 0:
-            j = self.new
-            self.new += 1
-            address = bytes([j & 0xFF, (j >> 8) & 0xFF, j >> 16, 0x44, 0x55, 0xC2])
-            return report(0x03, 0x01, address, ibeacon(UUID_NEW, 2, j & 0xFFFF), -70)
+            return self.new_advert()
         if slot == 1:
             frame = self._frame_ads()[(n // 50) % len(FRAME_TYPES)]
             return report(0x03, 0x01, bytes([0x01, 0x02, 0x03, 0x04, 0x05, 0xC3]), frame, -55)
@@ -96,8 +103,7 @@ class HomeMix(scripted_idle.Controller):
             ad = (bytes([2, 0x01, 0x1A, 7, 0xFF, 0x4C, 0x00, 0x10, 0x03, 0x1B, n & 0xFF])
                   + bytes([0x0C, 0x09]) + b"phone" + bytes(6))
             return report(0x00, 0x01, address, ad[:31], -75 - n % 10)
-        self.next_known = (self.next_known + 1) % KNOWN
-        return self.known_advert(self.next_known)
+        return self.known_advert(self._next_known())
 
     def send(self, data):
         """Written when the reader scans (a controller reports nothing otherwise); False when it does not."""
@@ -119,13 +125,25 @@ class HomeMix(scripted_idle.Controller):
         total = int(rate * seconds)
         return self._play(None, rate, total)
 
-    def _play(self, fixed, rate, total=None):
+    def play_only(self, kind, rate, seconds):
+        """One kind of advert alone at `rate`: `arrivals` (every advert a new iBeacon: a found event
+        each) or `repeats` (the known iBeacons at one fixed RSSI: nothing a client can see changes)."""
+        make = (self.new_advert if kind == "arrivals"
+                else lambda: self.known_advert(self._next_known(), rssi=-63))
+        return self._play(None, rate, int(rate * seconds), make)
+
+    def _next_known(self):
+        self.next_known = (self.next_known + 1) % KNOWN
+        return self.next_known
+
+    def _play(self, fixed, rate, total=None, make=None):
         total = len(fixed) if fixed is not None else total
+        make = make or self.advert
         t0, sent, written = time.monotonic(), 0, 0
         while sent < total:
             due = min(total, int((time.monotonic() - t0) * rate) + 1)
             if due > sent:
-                chunk = fixed[sent:due] if fixed is not None else [self.advert() for _ in range(due - sent)]
+                chunk = fixed[sent:due] if fixed is not None else [make() for _ in range(due - sent)]
                 if self.send(b"".join(chunk)):
                     written += due - sent
                 sent = due

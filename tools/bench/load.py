@@ -37,6 +37,10 @@ import proc_sample  # noqa: E402
 from line_client import LineClient  # noqa: E402
 
 RATES = [10, 100, 360, 2000]
+# The found event's cost: windows of one kind of advert alone at this rate (home_mix.play_only):
+# arrivals (each a new iBeacon, a found event) against repeats that change nothing visible.
+FOUND_RATE = 100
+KINDS = ["repeats", "arrivals"]
 SUBJECTS = ["ours", "ours_mqtt", "floor", "python"]
 LOST_AFTER = 600
 WINDOW_S, ROUNDS, IDLE_S = 10, 2, 8
@@ -49,7 +53,7 @@ def run(binary, top, work, quick):
     floor = os.path.join(work, "load_floor")
     subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-o", floor, os.path.join(HERE, "load_floor.c")], check=True)
     window, idle, rounds = (3, 3, 1) if quick else (WINDOW_S, IDLE_S, ROUNDS)
-    result = {"rates": RATES, "window_s": window, "idle_s": idle, "rounds": rounds, "known": home_mix.KNOWN,
+    result = {"rates": RATES, "found_rate": FOUND_RATE, "window_s": window, "idle_s": idle, "rounds": rounds, "known": home_mix.KNOWN,
               "subjects": {}, "load_before": os.getloadavg(), "built_from": built_from(top)}
     mq, msock = mqtt.broker(work)
     readers = []
@@ -71,6 +75,10 @@ def run(binary, top, work, quick):
             for n in range(rounds):
                 for reader in readers[n % len(readers):] + readers[:n % len(readers)]:
                     reader.window(rate, window)
+        for n in range(rounds):
+            for reader in readers[n % len(readers):] + readers[:n % len(readers)]:
+                for kind in KINDS:
+                    reader.window(FOUND_RATE, window, kind)
     finally:
         for reader in readers:
             reader.stop()
@@ -171,11 +179,12 @@ class Reader:
         else:
             time.sleep(1)
 
-    def window(self, rate, seconds):
+    def window(self, rate, seconds, kind=None):
+        """One measured window of the home mix at `rate`, or of one `kind` alone (KINDS)."""
         before = stats(self.client) if self.client else None
         t0 = time.monotonic_ns()
         w = proc_sample.Window(self.proc.pid)
-        sent = self.controller.play(rate, seconds)
+        sent = self.controller.play_only(kind, rate, seconds) if kind else self.controller.play(rate, seconds)
         time.sleep(DRAIN_S)
         r = w.close()
         r.update(rate=rate, sent=sent)
@@ -187,10 +196,11 @@ class Reader:
             if "mqtt" in after:
                 r["mqtt"] = after["mqtt"]
                 r["mqtt_published"] = after["mqtt"]["published"] - before["mqtt"]["published"]
-        self.out["rounds"].setdefault(str(rate), []).append(r)
+        key = f"{kind}@{rate}" if kind else str(rate)
+        self.out["rounds"].setdefault(key, []).append(r)
         # The row: the round with the least CPU per advert (the least disturbed by the machine).
-        self.out["windows"][str(rate)] = min(self.out["rounds"][str(rate)], key=lambda x: per_advert(x)[0])
-        print(f"   load: {self.name} {rate}/s: {summary(r)}", file=sys.stderr, flush=True)
+        self.out["windows"][key] = min(self.out["rounds"][key], key=lambda x: per_advert(x)[0])
+        print(f"   load: {self.name} {key}/s: {summary(r)}", file=sys.stderr, flush=True)
 
     def stop(self):
         if self.client:
@@ -292,6 +302,34 @@ def rows(d):
                            f"{b['threads']} threads{second}"))
             out.append(row("load", f"context switches per advert at {rate:,}/s, {label}", acs, bcs, PEERS[peer],
                            "switches", "lower", "every thread's voluntary + nonvoluntary; target ≤ 1.2" + by_thread(a)))
+    return out + found_rows(d, row)
+
+
+def found_rows(d, row):
+    """A repeat that changes nothing visible, and what a found event adds to an advert (arrivals −
+    repeats, each at FOUND_RATE): ours with [mqtt] against what the Python peer pays per advert (each
+    one a published message)."""
+    s, rate, out = d["subjects"], d.get("found_rate"), []
+    if rate is None:
+        return out
+    w = lambda name, kind: s.get(name, {}).get("windows", {}).get(f"{kind}@{rate}")
+    if w("ours", "repeats") and w("floor", "repeats"):
+        a, b = w("ours", "repeats"), w("floor", "repeats")
+        out.append(row("load", f"CPU per repeat advert that changes nothing visible at {rate:,}/s, no [mqtt]",
+                       per_advert(a)[0], per_advert(b)[0], PEERS["floor"], "µs", "lower",
+                       f"the known iBeacons at one RSSI; target ≤ 10 µs; {note(a, s['ours']['idle'])}"))
+        out.append(row("load", f"context switches per repeat advert at {rate:,}/s, no [mqtt]", per_advert(a)[1],
+                       per_advert(b)[1], PEERS["floor"], "switches", "lower", "target ≤ 1.2" + by_thread(a)))
+    for mine, label in (("ours", "no [mqtt]"), ("ours_mqtt", "[mqtt] + HA discovery")):
+        arrivals, repeats, peer = w(mine, "arrivals"), w(mine, "repeats"), w("python", "arrivals")
+        if not (arrivals and repeats and peer):
+            continue
+        cost = per_advert(arrivals)[0] - per_advert(repeats)[0]
+        out.append(row("load", f"found event's cost at {rate:,} arrivals/s, {label}", cost, per_advert(peer)[0],
+                       PEERS["python"], "µs", "lower",
+                       f"CPU per arriving iBeacon's advert − per repeat advert ({per_advert(arrivals)[0]:.1f} − "
+                       f"{per_advert(repeats)[0]:.1f} µs); the peer: its CPU per advert of the same arrivals; "
+                       f"target ≤ 50 µs; {note(arrivals, s[mine]['idle'])}"))
     return out
 
 

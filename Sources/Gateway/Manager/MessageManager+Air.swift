@@ -50,10 +50,10 @@ extension MessageManager {
             case .evicted(let evicted):
                 reportLost(evicted.entry, reason: "evicted")
             case .signal(let change):
-                let entry = change.entry
+                let entry = change.entry, suffix = entry.key.topicSuffix
                 // Android's onBleSignalChanged/onDistanceChanged; not retained (GET found has the latest).
-                events.publish(BrokerEvent(topic: "signal/" + entry.key.topicSuffix, json: eventJSON(entry, entry.detail), retain: .none,
-                                           entry: retainKey(entry.key)))
+                events.publish(BrokerEvent(topic: "signal/" + suffix, json: eventJSON(entry, entry.detail, suffix: suffix), retain: .none,
+                                           entry: retainKey(entry.key, suffix: suffix)))
             case .subscriberBeacon(let id):
                 await subscriberBeaconHeard(id)
             case .dropped(let reason, let source):

@@ -6,17 +6,18 @@ import SystemCall
 
 /// How the manager's state becomes socket events (topics and one-line JSON, docs/socket-protocol.md).
 extension MessageManager {
-    /// Found events are retained per entry (several messages may share a topic).
-    func retainKey(_ key: DiscoveryKey) -> String {
-        "found/" + key.topicSuffix + "#" + String(UInt(bitPattern: key.hashValue), radix: 36)
+    /// Found events are retained per entry (several messages may share a topic). `suffix`: the
+    /// key's `topicSuffix`, when the caller has spelt it already.
+    func retainKey(_ key: DiscoveryKey, suffix: String? = nil) -> String {
+        "found/" + (suffix ?? key.topicSuffix) + "#" + String(UInt(bitPattern: key.hashValue), radix: 36)
     }
 
-    func eventJSON(_ entry: AirIngest.Entry, _ details: DiscoveryDetails, reason: String? = nil) -> String {
+    func eventJSON(_ entry: AirIngest.Entry, _ details: DiscoveryDetails, reason: String? = nil, suffix: String? = nil) -> String {
         let message: Message
         switch entry.key {
         case .message(let found): message = found
         default:
-            let suffix = entry.key.topicSuffix
+            let suffix = suffix ?? entry.key.topicSuffix
             let slash = suffix.firstIndex(of: "/") ?? suffix.endIndex
             message = Message(namespace: String(suffix[..<slash]), type: String(suffix[slash...].dropFirst()), content: Array(details.content))
         }

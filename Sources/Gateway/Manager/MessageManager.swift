@@ -316,8 +316,11 @@ actor MessageManager {
     /// A new found-set entry: event, LED, log.
     func announceFound(_ found: AirIngest.Found) async {
         let entry = found.entry, key = entry.key
-        logger.info("found \(key.topicSuffix)", metadata: ["medium": "\(entry.detail.medium.rawValue)"])
-        events.publish(BrokerEvent(topic: "found/" + key.topicSuffix, json: eventJSON(entry, entry.detail), retain: .set(retainKey(key))))
+        // Spelt once for the topic, the retain key and the JSON (an iBeacon's is its UUID in hex).
+        let suffix = key.topicSuffix
+        logger.info("found \(suffix)", metadata: ["medium": "\(entry.detail.medium.rawValue)"])
+        events.publish(BrokerEvent(topic: "found/" + suffix, json: eventJSON(entry, entry.detail, suffix: suffix),
+                                   retain: .set(retainKey(key, suffix: suffix))))
         ledsByKey[key] = found.leds
         for led in found.leds { litCounts[led, default: 0] += 1 }
         await panel?.handle(.found(total: found.total, lit: Set(litCounts.keys)))
@@ -326,10 +329,10 @@ actor MessageManager {
 
     /// A lost entry: event (with `reason` when it did not simply time out), LEDs, log.
     func reportLost(_ entry: AirIngest.Entry, reason: String? = nil) {
-        let key = entry.key
-        logger.info("lost \(key.topicSuffix)", metadata: reason.map { ["reason": "\($0)"] } ?? [:])
-        events.publish(BrokerEvent(topic: "lost/" + key.topicSuffix, json: eventJSON(entry, entry.detail, reason: reason),
-                                   retain: .clear(retainKey(key))))
+        let key = entry.key, suffix = key.topicSuffix
+        logger.info("lost \(suffix)", metadata: reason.map { ["reason": "\($0)"] } ?? [:])
+        events.publish(BrokerEvent(topic: "lost/" + suffix, json: eventJSON(entry, entry.detail, reason: reason, suffix: suffix),
+                                   retain: .clear(retainKey(key, suffix: suffix))))
         for led in ledsByKey.removeValue(forKey: key) ?? [] {
             litCounts[led, default: 1] -= 1
             if litCounts[led] == 0 { litCounts[led] = nil }

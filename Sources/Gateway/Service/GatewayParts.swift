@@ -63,10 +63,18 @@ struct GatewayParts: Sendable {
         }
         let events = EventFanOut(sinks: [broker] + (mqtt.map { [$0] } ?? []))
 
-        // 3. The front panel: a configured chip that is missing refuses the start (naming chip and errno).
+        // 3. The gateway's event loop, the executor of the panel, the radio and the manager.
+        let loop = EventLoop(name: "gateway")
+        if let failure = loop.failure {
+            // Without its thread the loop would run on Swift's pool, which blocking work must never
+            // hold: refuse the start, naming the call that failed.
+            throw RadioError.system(failure.call, device: "event loop \(loop.name)", errno: failure.errno)
+        }
+
+        // The front panel: a configured chip that is missing refuses the start (naming chip and errno).
         let (powerRequests, powerContinuation) = AsyncStream<PowerRequest>.makeStream(bufferingPolicy: .bufferingNewest(8))
         let panel = try LEDPanel.open(
-            layout: board.ledLayout(enabled: config.leds.enabled), logger: logger.labelled("leds"),
+            layout: board.ledLayout(enabled: config.leds.enabled), logger: logger.labelled("leds"), loop: loop,
             sink: { [events] name, on in
                 var json = JSONObjectWriter()
                 json.add("led", name)
@@ -84,12 +92,6 @@ struct GatewayParts: Sendable {
         // 5. The radio (connects in `run`, reconnecting by itself) and the manager that owns it all,
         // both on the gateway's loop: a sighting reaches the manager on the thread that read it.
         let settings = try ManagerSettings(config: config, board: board)
-        let loop = EventLoop(name: "gateway")
-        if let failure = loop.failure {
-            // Without its thread the loop would run on Swift's pool, which blocking work must never
-            // hold: refuse the start, naming the call that failed.
-            throw RadioError.system(failure.call, device: "event loop \(loop.name)", errno: failure.errno)
-        }
         let radio = Radio(device: try RadioDevice(parsing: config.radio.device, exclusive: config.radio.exclusive),
                           configuration: config.radioConfiguration, logger: logger.labelled("radio"), loop: loop)
         let manager = MessageManager(settings: settings, state: state, stateFile: stateFile, air: radio, audio: audio,

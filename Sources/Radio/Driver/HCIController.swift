@@ -39,13 +39,21 @@ actor HCIController {
     /// cancelled, a wake-up at its deadline anyway: most of an idle gateway's wake-ups.
     private var timeoutTimer: EventLoop.TimerID?
     private var armedDeadline: ContinuousClock.Instant?
+    /// When the controller last sent anything (an event of any kind).
+    private var lastHeard = ContinuousClock.now
 
     private struct Waiter<Value: Sendable> {
         var id: Int
         var name: String
         var continuation: CheckedContinuation<Value, any Error>
         var deadline: ContinuousClock.Instant
+        var started = ContinuousClock.now
     }
+
+    /// How long a written command may wait in all while the controller keeps talking (reports,
+    /// other answers): `commandTimeout` counts silence, this bounds a controller that reports but
+    /// never answers. BlueZ's kernel gives a controller's initialisation 10 s (HCI_INIT_TIMEOUT).
+    private var longestWait: Duration { commandTimeout * 5 }
 
     /// Events beyond this wait for the consumer are dropped oldest first (and counted).
     static let bufferedEvents = 4096
@@ -197,15 +205,26 @@ actor HCIController {
         timeoutTimer = nil
         armedDeadline = nil
         let now = ContinuousClock.now
+        // A command past its deadline while the controller was heard within the last timeout is
+        // late, not lost: a starved box (or a controller answering behind a burst of reports) gets
+        // more time, up to `longestWait`; the answer is matched whenever it comes.
+        if now - lastHeard < commandTimeout {
+            for index in pending.indices where pending[index].waiter.deadline <= now {
+                let limit = pending[index].waiter.started + longestWait
+                if now < limit { pending[index].waiter.deadline = min(lastHeard + commandTimeout, limit) }
+            }
+        }
         while let index = pending.firstIndex(where: { $0.waiter.deadline <= now }) {
             let waiter = pending.remove(at: index).waiter
+            let heard = now - lastHeard < commandTimeout
             // The controller may never return this command's credit; lend one so later commands can
             // at least try (the radio treats a timeout as a dead controller anyway).
             credits = max(credits, 1)
             grantCredits()
             waiter.continuation.resume(throwing: RadioError(
                 kind: .controller, device: device, operation: waiter.name,
-                message: "no answer within \(commandTimeout)"))
+                message: heard ? "no answer within \(longestWait), while the controller kept sending events"
+                               : "no answer within \(commandTimeout)"))
         }
         // Then the credit waiters a lent credit did not let go (an expired command lends first, as
         // its deadline came first).
@@ -220,6 +239,7 @@ actor HCIController {
     }
 
     private func handle(_ packet: [UInt8]) {
+        lastHeard = .now
         guard let event = HCIEvent.parse(packet) else {
             recorder.record { $0.malformedEvents += 1 }
             return
