@@ -52,8 +52,10 @@ actor HCIController {
 
     /// How long a written command may wait in all while the controller keeps talking (reports,
     /// other answers): `commandTimeout` counts silence, this bounds a controller that reports but
-    /// never answers. BlueZ's kernel gives a controller's initialisation 10 s (HCI_INIT_TIMEOUT).
-    private var longestWait: Duration { commandTimeout * 5 }
+    /// never answers. Generous, because the answer may be queued in the socket behind a backlog of
+    /// reports: in the Theengs bench's loaded guest, answers sat behind 7–10 s of reports at 360
+    /// adverts/s, and a 10 s bound took the link down, and the socket's whole backlog with it.
+    private var longestWait: Duration { commandTimeout * 15 }
 
     /// Events beyond this wait for the consumer are dropped oldest first (and counted).
     static let bufferedEvents = 4096

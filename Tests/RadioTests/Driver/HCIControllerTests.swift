@@ -202,7 +202,7 @@ import Testing
 
     /// The command timeout counts the controller's silence: an answer that comes after the timeout,
     /// while the controller kept reporting (a starved box, a controller busy with reports), is
-    /// still taken, and a command dies only after `commandTimeout` of silence or 5 × it in all. (A
+    /// still taken, and a command dies only after `commandTimeout` of silence or 15 × it in all. (A
     /// slow liveness probe answer used to take the whole link down, and with it seconds of
     /// reports: the Theengs bench's guest lost most of its adverts so.) The reports every 0.2 s
     /// are the stimulus, not a synchronisation: the timeout is 2 s.
