@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 import SystemCall
 
 /// One BLE controller, kept alive: opens the device, resets the controller, applies the current
@@ -16,8 +17,14 @@ import SystemCall
 /// The radio, its controller, their timers and the transport's reads all run on one thread
 /// (`EventLoop`), the gateway's, which its owner (the message manager) shares: an advertising step
 /// or a sighting wakes that one thread, not a timer thread, a reader and Swift's pool
-/// (docs/architecture.md, "Concurrency").
+/// (docs/architecture.md, "Concurrency"). That owner takes the sightings of each read in one call,
+/// on the loop (`handSightings`), with no queue and no task in between; everything else it learns
+/// through `events`.
 public actor Radio {
+    /// Takes the sightings of one read, in order, on the radio's loop; returns how many sightings
+    /// (these or earlier ones) it had no room for, which count as `overflowed`.
+    public typealias SightingHandler = @Sendable ([Sighting]) -> Int
+
     public nonisolated let loop: EventLoop
     /// Whether the radio made its loop (and ends it with itself) or shares its owner's.
     private nonisolated let ownsLoop: Bool
@@ -28,6 +35,9 @@ public actor Radio {
     let configuration: RadioConfiguration
     let logger: Logger
     nonisolated let recorder = StatisticsRecorder()
+    /// Where sightings go: `events` until the owner takes them itself; nowhere once `run` is cancelled.
+    private nonisolated let handoff = Mutex(Handoff.events)
+    private enum Handoff { case events, handler(SightingHandler), stopped }
     /// When reports last arrived; nil when `quietTimeout` is nil (never reset for silence).
     nonisolated let quietWatch: QuietWatch?
     private let openTransport: @Sendable (StatisticsRecorder, EventLoop) throws(RadioError) -> any HCITransport
@@ -45,7 +55,7 @@ public actor Radio {
 
     /// Sightings and state changes wait here for the owner; beyond this the oldest are dropped
     /// (and counted) rather than growing memory.
-    static let bufferedEvents = 4096
+    public static let bufferedEvents = 4096
 
     /// `loop`: the gateway's event loop, which the radio then shares with the owner of its sightings
     /// (so a sighting reaches it without crossing threads); nil gives the radio a loop of its own.
@@ -128,10 +138,21 @@ public actor Radio {
         wake?.yield()
     }
 
+    /// From now on, each read's sightings go to `handler` (on the loop, so the owner shares the radio's
+    /// loop) instead of `events`, until `run` is cancelled. Call it before `run`.
+    public nonisolated func handSightings(to handler: @escaping SightingHandler) {
+        handoff.withLock { if case .events = $0 { $0 = .handler(handler) } }
+    }
+
     /// Runs until cancelled, then ends `events`. Call it once per radio.
     public func run() async {
-        // Child tasks (the controller's pump, the ticker, sightings) start on the loop too.
-        await withTaskExecutorPreference(loop) { await runLoop() }
+        // Child tasks (the controller's pump, the ticker, the hardware error watch) start on the loop too.
+        await withTaskCancellationHandler {
+            await withTaskExecutorPreference(loop) { await runLoop() }
+        } onCancel: {
+            // A flood's handoff stops at once, not when the connection has wound down.
+            handoff.withLock { $0 = .stopped }
+        }
     }
 
     private func runLoop() async {
@@ -187,7 +208,8 @@ public actor Radio {
         }
         defer { transport.close() }
         let controller = HCIController(
-            transport: transport, commandTimeout: configuration.commandTimeout, recorder: recorder, loop: loop)
+            transport: transport, commandTimeout: configuration.commandTimeout, recorder: recorder, loop: loop,
+            reports: { [self] in self.deliver($0) })
         var failure: RadioError?
         quietWatch?.connected()
         do {
@@ -195,7 +217,7 @@ public actor Radio {
                 if let quietWatch { group.addTask { try await self.watchForQuiet(quietWatch) } }
                 group.addTask { try await controller.run() }
                 group.addTask { try await self.serve(controller) }
-                group.addTask { try await self.deliverSightings(from: controller) }
+                group.addTask { try await self.watchEvents(of: controller) }
                 // Whichever ends first ends the connection: the transport closing, a command
                 // failing, a hardware error.
                 _ = try await group.next()
@@ -217,24 +239,51 @@ public actor Radio {
         return (wasUp, failure)
     }
 
-    /// Builds sightings off the actor: every report is parsed where it arrives.
-    private nonisolated func deliverSightings(from controller: HCIController) async throws {
+    /// The advertising reports of one read, from the controller, on the loop: every report is parsed
+    /// where it arrives, and the read's sightings go to the owner in one call.
+    private nonisolated func deliver(_ batch: [AdvertisingReports]) {
+        let now = ContinuousClock.now
+        quietWatch?.heard(now: now)
+        var sightings: [Sighting] = []
+        sightings.reserveCapacity(batch.reduce(0) { $0 + $1.count })
+        var incomplete = 0, malformed = 0
+        for reports in batch {
+            for report in reports {
+                guard report.isComplete else {
+                    incomplete += 1
+                    continue
+                }
+                guard let sighting = Sighting(report: report, time: now) else {
+                    malformed += 1
+                    continue
+                }
+                sightings.append(sighting)
+            }
+        }
+        var overflowed = 0
+        switch handoff.withLock({ $0 }) {
+        case .handler(let handler):
+            if !sightings.isEmpty { overflowed = handler(sightings) }
+        case .events:
+            for sighting in sightings {
+                if case .dropped = sink.yield(.sighting(sighting)) { overflowed += 1 }
+            }
+        case .stopped:
+            break
+        }
+        if incomplete + malformed + overflowed > 0 {
+            recorder.record {
+                $0.incompleteReports += incomplete
+                $0.malformedAdverts += malformed
+                $0.overflowed += overflowed
+            }
+        }
+    }
+
+    /// Ends the connection on a Hardware Error event; the controller's other events are not used.
+    private nonisolated func watchEvents(of controller: HCIController) async throws {
         for await event in controller.events {
             switch event {
-            case .advertisingReports(let reports):
-                let now = ContinuousClock.now
-                quietWatch?.heard(now: now)
-                for report in reports {
-                    guard report.isComplete else {
-                        recorder.record { $0.incompleteReports += 1 }
-                        continue
-                    }
-                    guard let sighting = Sighting(report: report, time: now) else {
-                        recorder.record { $0.malformedAdverts += 1 }
-                        continue
-                    }
-                    if case .dropped = sink.yield(.sighting(sighting)) { recorder.record { $0.overflowed += 1 } }
-                }
             case .hardwareError(let code):
                 throw RadioError(
                     kind: .controller, device: device, operation: "Hardware Error event",

@@ -42,6 +42,22 @@ public enum Descriptor {
         }
     }
 
+    /// Asks for a receive queue of at least `bytes`: SO_RCVBUFFORCE first (past net.core.rmem_max;
+    /// needs CAP_NET_ADMIN, which the packaged unit grants), SO_RCVBUF otherwise (capped at
+    /// rmem_max). Returns the size the kernel now gives (SO_RCVBUF's reading, twice what was asked,
+    /// for its own bookkeeping); -1 sets errno.
+    public static func growReceiveBuffer(_ fd: Int32, to bytes: Int32) -> Int32 {
+        var size = bytes
+        let length = socklen_t(MemoryLayout<Int32>.size)
+        if setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, length) != 0,
+           setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, length) != 0 {
+            return -1
+        }
+        var granted: Int32 = 0
+        var grantedLength = length
+        return getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted, &grantedLength) == 0 ? granted : -1
+    }
+
     /// A connected UNIX socket's peer (SO_PEERCRED).
     public struct PeerCredentials: Sendable, Equatable {
         public var pid: pid_t

@@ -43,6 +43,19 @@ import Testing
         #expect(Self.closeOnExec(accepted) && Self.nonBlocking(accepted))
     }
 
+    /// The HCI socket's queue (HCISocket.receiveBuffer) grows past the default: as root (or with
+    /// CAP_NET_ADMIN) to what was asked, otherwise to net.core.rmem_max.
+    @Test func aReceiveBufferGrowsToWhatWasAskedOrTheSystemsCap() throws {
+        let fd = try SystemCall.retrying { Descriptor.socket(AF_UNIX, SOCK_DGRAM) }
+        defer { close(fd) }
+        let asked: Int32 = 4 << 20
+        let granted = Descriptor.growReceiveBuffer(fd, to: asked)
+        let cap = (try? String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8))
+            .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+        // The kernel reports twice the size set (its bookkeeping's share).
+        #expect(granted >= 2 * (geteuid() == 0 ? asked : min(asked, cap)))
+    }
+
     @Test func aConnectToNothingNamesTheCallAndItsErrno() throws {
         let address = try UnixAddress(path: "/nonexistent-\(getpid())/x.sock")
         #expect(throws: FailedCall("connect", Errno(rawValue: ENOENT))) { try address.connectStream() }

@@ -12,9 +12,19 @@ SERVER = "/tmp/bt-server-le"
 class Controller:
     """One emulated LE controller (one connection to btvirt), commands sent one at a time."""
 
-    def __init__(self, path=SERVER):
+    def __init__(self, path=SERVER, wait_s=30):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(path)
+        # The air may still be starting (a private air's relay appears once btvirt accepts): wait
+        # for it as a radio does for a late controller, within a bound.
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                self.sock.connect(path)
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
         self.buffer = b""
         self.lock = threading.Lock()
         self.complete = threading.Condition(self.lock)

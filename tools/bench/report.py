@@ -120,7 +120,8 @@ def markdown(results, rs, modules):
 
 DETAIL_PREFIXES = {"pipeline": "**Advert pipeline run.**", "fanout": "**Fan-out run.**", "modem": "**Modem run.**",
                    "process": "**Gateway process run**", "mqtt": "**MQTT bridge run.**",
-                   "theengs": "**Theengs run.**"}
+                   "theengs": "**Theengs run.**", "load": "**Load run.**", "identity": "**Identity run.**",
+                   "rooms": "**Rooms run.**"}
 
 
 def carried(path, rerun):

@@ -18,11 +18,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bench"))
 import found_memory  # noqa: E402
-import process  # noqa: E402
+import gateway_process  # noqa: E402
 
 
 def stop_slowly(proc):
-    """As process.stop, but a gateway under callgrind gets 2 minutes to end (and write its profile)."""
+    """As gateway_process.stop, but a gateway under callgrind gets 2 minutes to end (and write its profile)."""
     if proc.poll() is None:
         proc.terminate()
         try:
@@ -33,7 +33,7 @@ def stop_slowly(proc):
 
 
 def wait_listening(path, proc, seconds=120):
-    """As process.wait_path, then until the socket accepts: under callgrind the gateway takes a while
+    """As gateway_process.wait_path, then until the socket accepts: under callgrind the gateway takes a while
     from bind(2) to listen(2), and a connect in between is refused."""
     deadline = time.monotonic() + seconds
     while True:
@@ -59,7 +59,7 @@ def main():
     parser.add_argument("--wrap", default="", help="command to run the gateway under")
     args = parser.parse_args()
     # found_memory.measure takes these from the module when it runs.
-    process.stop, process.wait_path = stop_slowly, wait_listening
+    gateway_process.stop, gateway_process.wait_path = stop_slowly, wait_listening
     with tempfile.TemporaryDirectory(dir="/var/tmp") as work:
         os.chmod(work, 0o1777)   # mosquitto drops to its own user and creates its socket here
         binary = os.path.realpath(args.binary)

@@ -17,7 +17,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bench"))
-import process  # noqa: E402  the bench's configs and helpers: the set-up measured is the bench's
+import gateway_process  # noqa: E402  the bench's configs and helpers: the set-up measured is the bench's
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -77,18 +77,18 @@ def main():
     binary = os.path.abspath(args.binary)
     work = tempfile.mkdtemp(prefix="footprint-")
     key = f"footprint-{os.getpid()}"
-    a_conf = process.config(work, "a", key, 2, process.subscription("bench", 2) + process.subscription("other", 2)
-                            + process.publication("bench-a", "hello", "from-a"))
-    b_conf = process.config(work, "b", key, 2, process.publication("bench-b", "hello", "from-b")
-                            + process.subscription("bench-a", 2))
+    gp = gateway_process
+    a_conf = gp.config(work, "a", key, 2, gp.subscription("bench", 2) + gp.subscription("other", 2)
+                       + gp.publication("bench-a", "hello", "from-a"))
+    b_conf = gp.config(work, "b", key, 2, gp.publication("bench-b", "hello", "from-b") + gp.subscription("bench-a", 2))
     procs = []
     try:
         a = subprocess.Popen(args.wrap.split() + [binary, "run", "--config", a_conf],
                              stdout=subprocess.DEVNULL)
         procs.append(a)
-        b = process.gateway(binary, b_conf, procs)
-        process.wait_path(f"{work}/a.sock", a, 120 if args.wrap else 15)
-        process.wait_path(f"{work}/b.sock", b)
+        b = gateway_process.gateway(binary, b_conf, procs)
+        gateway_process.wait_path(f"{work}/a.sock", a, 120 if args.wrap else 15)
+        gateway_process.wait_path(f"{work}/b.sock", b)
         if args.pid_file:
             with open(args.pid_file, "w") as f:
                 f.write(f"{a.pid}\n")
@@ -99,8 +99,8 @@ def main():
         if a.poll() is not None:
             sys.exit(f"gateway A exited with {a.returncode}")
         if not args.wrap:
-            mem = process.memory(a.pid)
-            by_map = process.rss_by_mapping(a.pid, top=100)
+            mem = gateway_process.memory(a.pid)
+            by_map = gateway_process.rss_by_mapping(a.pid, top=100)
             print(f"VmRSS {mem['VmRSS']:.2f} MB  VmHWM {mem['VmHWM']:.2f} MB")
             for name, kb in by_map.items():
                 print(f"  {kb / 1024:7.2f} MB  {name}")
@@ -113,7 +113,7 @@ def main():
                     f.write("".join(f"{page:x}\n" for page in text_pages))
     finally:
         for proc in reversed(procs):
-            process.stop(proc)
+            gateway_process.stop(proc)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""Writes the linker's symbol-ordering file (scripts/link-order.txt, passed by
+"""Writes the linker's symbol-ordering file (tools/footprint/link-order.txt, passed by
 scripts/shipped-build-flags) from callgrind profiles of the shipped binary: every function of the
-binary that ran while starting and idling, in the order callgrind first lists them. lld puts the
+binary that ran in them, profile by profile (the first profile's first), each profile's in the order
+callgrind first lists them. lld puts the
 sections holding them first in .text, so the code a gateway runs is contiguous and the pages
 fault-around brings in beside it are code it runs too (docs/footprint.md, "Link order").
 
@@ -9,6 +10,7 @@ fault-around brings in beside it are code it runs too (docs/footprint.md, "Link 
 Only functions of the object whose path ends in NAME (default: nearby-gateway) are kept, by their
 mangled (linkage) names: run callgrind with --demangle=no."""
 import argparse
+import os
 import re
 
 DEFINE = re.compile(r"^(c?)(ob|fn|fl|fi|fe)=\((\d+)\)(?: (.*))?$")
@@ -44,17 +46,20 @@ def main():
     parser.add_argument("profiles", nargs="+")
     parser.add_argument("--object", default="nearby-gateway")
     args = parser.parse_args()
-    seen, order = set(), []
+    seen, order, added = set(), [], []
     for profile in args.profiles:
+        before = len(order)
         for name in functions(profile, args.object):
-            # callgrind names a function by its symbol, with "'2" etc. for recursion levels
+            # callgrind names a function by its symbol, with "'2" etc. for recursion levels; a function
+            # without one ("0x...": LLVM's private helpers) is placed by tools/footprint/text-front.ld
             name = name.split("'", 1)[0]
             if name not in seen and not name.startswith("0x"):
                 seen.add(name)
                 order.append(name)
+        added.append(f"{os.path.basename(profile)} +{len(order) - before}")
     with open(args.out, "w") as f:
         f.write("".join(f"{name}\n" for name in order))
-    print(f"{args.out}: {len(order)} symbols")
+    print(f"{args.out}: {len(order)} symbols ({', '.join(added)})")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,80 @@ import SystemCall
 /// What arrives from the air: radio events and audio payloads, through the frame codec into the
 /// found set.
 extension MessageManager {
+    /// The radio's `SightingHandler`: the sightings of one read, taken in this call, on the gateway's
+    /// loop (the radio's and this actor's executor), with no task per sighting. Returns how many
+    /// sightings the backlog had to drop.
+    nonisolated func receive(_ sightings: [Sighting]) -> Int {
+        assumeIsolated { $0.ingest(read: sightings) }
+    }
+
+    /// Ingests `sightings` in order until one needs an await; that one's rest and the sightings after
+    /// it go to one task (`drainAir`, `AirBacklog`).
+    func ingest(read sightings: [Sighting]) -> Int {
+        if airBacklog.draining || airBacklog.closed { return airBacklog.append(contentsOf: sightings) }
+        // Cleared by the next sighting; setError awaits the panel.
+        if errors.contains(.radioQuiet) { return drainAir(nil, then: sightings[...]) }
+        for index in sightings.indices {
+            let sighting = sightings[index]
+            let observation = observeClock()
+            if observation.needsSettling(epoch: epoch) {
+                return drainAir(.clock(sighting, observation), then: sightings[(index + 1)...])
+            }
+            var effects = AirEffects(logsDrops: isDebug)
+            inbound.ingest(sighting, now: clock.now, date: observation.date, into: &effects)
+            let ahead = inbound.takeEpochAhead()
+            if ahead != nil || !performAtOnce(effects) {
+                return drainAir(.effects(effects, epochAhead: ahead), then: sightings[(index + 1)...])
+            }
+        }
+        return 0
+    }
+
+    /// Starts the task that does `first`, then takes the backlog (`rest` first) until it is empty.
+    private func drainAir(_ first: AirBacklog.Step?, then rest: ArraySlice<Sighting>) -> Int {
+        let dropped = airBacklog.append(contentsOf: rest)
+        airBacklog.draining = true
+        Task(executorPreference: loop) { await self.takeBacklog(after: first) }
+        return dropped
+    }
+
+    private func takeBacklog(after first: AirBacklog.Step?) async {
+        switch first {
+        case .clock(let sighting, let observation):
+            let date = await settleClock(observation)
+            var effects = AirEffects(logsDrops: isDebug)
+            inbound.ingest(sighting, now: clock.now, date: date, into: &effects)
+            await perform(effects)
+            await followPeers()
+        case .effects(let effects, let ahead):
+            await perform(effects)
+            if let ahead { await follow(epochAhead: ahead) }
+        case nil:
+            break
+        }
+        while let sighting = airBacklog.popFirst() { await handle(.sighting(sighting)) }
+        airBacklog.draining = false
+    }
+
+    /// Does `effects` now when none needs an await (nothing, signal events, dropped frames' logs: what
+    /// a repeat advert makes); false, and nothing done, otherwise.
+    private func performAtOnce(_ effects: AirEffects) -> Bool {
+        for effect in effects.effects {
+            switch effect {
+            case .signal, .dropped: continue
+            case .found, .evicted, .subscriberBeacon: return false
+            }
+        }
+        for effect in effects.effects {
+            switch effect {
+            case .signal(let change): publishSignal(change)
+            case .dropped(let reason, let source): logDrop(reason, source)
+            case .found, .evicted, .subscriberBeacon: break
+            }
+        }
+        return true
+    }
+
     func handle(_ event: RadioEvent) async {
         switch event {
         case .sighting(let sighting):
@@ -50,14 +124,11 @@ extension MessageManager {
             case .evicted(let evicted):
                 reportLost(evicted.entry, reason: "evicted")
             case .signal(let change):
-                let entry = change.entry, suffix = entry.key.topicSuffix
-                // Android's onBleSignalChanged/onDistanceChanged; not retained (GET found has the latest).
-                events.publish(BrokerEvent(topic: "signal/" + suffix, json: eventJSON(entry, entry.detail, suffix: suffix), retain: .none,
-                                           entry: retainKey(entry.key, suffix: suffix)))
+                publishSignal(change)
             case .subscriberBeacon(let id):
                 await subscriberBeaconHeard(id)
             case .dropped(let reason, let source):
-                logger.debug("frame dropped", metadata: ["reason": "\(reason.rawValue)", "source": "\(source)"])
+                logDrop(reason, source)
             }
         }
         // An eviction's lost: its LEDs change now, not at the next expiry.
@@ -65,6 +136,17 @@ extension MessageManager {
             for event in pendingPanelEvents { await panel?.handle(event) }
             pendingPanelEvents.removeAll()
         }
+    }
+
+    private func publishSignal(_ change: AirIngest.SignalChange) {
+        let entry = change.entry, suffix = entry.key.topicSuffix
+        // Android's onBleSignalChanged/onDistanceChanged; not retained (GET found has the latest).
+        events.publish(BrokerEvent(topic: "signal/" + suffix, json: eventJSON(entry, entry.detail, suffix: suffix), retain: .none,
+                                   entry: retainKey(entry.key, suffix: suffix)))
+    }
+
+    private func logDrop(_ reason: DropReason, _ source: SourceID) {
+        logger.debug("frame dropped", metadata: ["reason": "\(reason.rawValue)", "source": "\(source)"])
     }
 }
 

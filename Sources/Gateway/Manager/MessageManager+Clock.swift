@@ -9,15 +9,27 @@ extension MessageManager {
     /// The date the epochs follow now; a step of the wall clock, or a new epoch, rotates at once
     /// instead of at the next timer (a Pi's first NTP sync moves it by days or decades).
     func clockDate() async -> Date {
+        await settleClock(observeClock())
+    }
+
+    /// `clockDate`'s reading of the wall clock, without its awaited steps (`settleClock`), which are
+    /// needed only when `observation.needsSettling(epoch:)`.
+    func observeClock() -> ClockObservation {
         let real = Date()
-        if clockFollower.observe(real: real, now: clock.now) {
+        let stepped = clockFollower.observe(real: real, now: clock.now)
+        if stepped {
             logger.notice("wall clock stepped: epochs follow it", metadata: ["date": "\(real)"])
             inbound.resetSearch()
-            await clockChanged()
         }
         let date = clockFollower.date(real: real)
-        if settings.codec.epoch(at: date) != epoch, followClock(date) { await apply(rotatingAddress: true) }
-        return date
+        return ClockObservation(date: date, stepped: stepped, epoch: settings.codec.epoch(at: date))
+    }
+
+    /// What a step of the clock or a new epoch changes (error state, air): the rest of `clockDate`.
+    func settleClock(_ observation: ClockObservation) async -> Date {
+        if observation.stepped { await clockChanged() }
+        if settings.codec.epoch(at: observation.date) != epoch, followClock(observation.date) { await apply(rotatingAddress: true) }
+        return observation.date
     }
 
     /// Moves to the epoch of `date`; true when it changed.
@@ -34,6 +46,11 @@ extension MessageManager {
     /// our clock is synchronised).
     func followPeers() async {
         guard let ahead = inbound.takeEpochAhead() else { return }
+        await follow(epochAhead: ahead)
+    }
+
+    /// A message from a peer whose epoch is ahead of ours (`followPeers`).
+    func follow(epochAhead ahead: UInt32) async {
         let wasFollowing = clockFollower.offset > 0
         guard clockFollower.heard(epochAhead: ahead, current: epoch, real: Date(), codec: settings.codec) else { return }
         if !wasFollowing || !clockFollower.phaseKnown {
@@ -72,4 +89,16 @@ extension MessageManager {
             await setError(.clock, false, cause: "epochs follow this gateway's own clock")
         }
     }
+}
+
+/// One reading of the wall clock for an advert (`MessageManager.observeClock`).
+struct ClockObservation {
+    var date: Date
+    /// The wall clock stepped: `$SYS/error/clock` and the air follow (awaited).
+    var stepped: Bool
+    /// The epoch `date` is in.
+    var epoch: UInt32
+
+    /// Whether `settleClock` has anything to do, the manager being in `current`.
+    func needsSettling(epoch current: UInt32) -> Bool { stepped || epoch != current }
 }

@@ -55,6 +55,8 @@ actor MessageManager {
     private var litCounts: [String: Int] = [:]
     private var ledsByKey: [DiscoveryKey: Set<String>] = [:]
     var pendingPanelEvents: [LEDEvent] = []
+    /// Sightings waiting behind an awaited step (MessageManager+Air.swift).
+    var airBacklog = AirBacklog(limit: Radio.bufferedEvents)
     /// Saves run off the actor (`StateFile.persist`), so the actor takes other calls meanwhile; these
     /// keep state changes one at a time, in order, so the file never ends older than what was acknowledged.
     private var stateWriting = false
@@ -150,6 +152,8 @@ actor MessageManager {
         await beginStateWrite()
         defer { endStateWrite() }
         do { try await stateFile.persist(state) } catch { logger.error("could not flush state: \(error)") }
+        // Off the air and flushed: sightings still on their way are dropped, not ingested.
+        airBacklog.close()
     }
 
     // MARK: Publications

@@ -21,12 +21,14 @@ struct CoreService: Service {
         let notifier = SystemdNotifier()
         await withDiscardingTaskGroup { group in
             if let radio = parts.radio {
+                // Each read's sightings go from the read to the found set in one call on the gateway's
+                // loop, which the radio and the manager share: no queue, no task, no wake of another
+                // thread. Cancelling the radio's task stops the handoff at once.
+                let manager = parts.manager
+                radio.handSightings { manager.receive($0) }
                 group.addTask { await radio.run() }
-                // On the gateway's loop, as the radio and the manager are: a sighting goes from the
-                // read to the found set on one thread, with no wake of another.
+                // The rest (up, down, quiet) through the radio's queue, on the same loop.
                 group.addTask(executorPreference: parts.loop) {
-                    // Cancelled, the radio's queue ends and drops what it holds; the check also stops
-                    // at once a loop that is handing a flood's sightings to the manager.
                     for await event in radio.events {
                         if Task.isCancelled { break }
                         await parts.manager.handle(event)

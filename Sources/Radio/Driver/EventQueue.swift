@@ -5,8 +5,9 @@ import Synchronization
 /// back once the consumer has drained it.
 ///
 /// An `AsyncStream`'s buffer keeps the capacity its fullest moment gave it. Between the HCI socket
-/// and the manager there are three queues of 4,096 entries; a flood on a busy machine fills them,
-/// and ~0.75 MB of drained buffers then stayed after every found entry had expired
+/// and the manager there were three queues of 4,096 entries (now a read's sightings reach the manager
+/// in one call, and these queues carry only what no owner takes itself); a flood on a busy machine
+/// filled them, and ~0.75 MB of drained buffers then stayed after every found entry had expired
 /// (docs/footprint-found.md, "What stays after expiry"). Here a drained queue keeps at most
 /// `keptCapacity` slots, and a taken entry's slot is cleared at once, so nothing it refers to (a
 /// packet's bytes) outlives its turn.

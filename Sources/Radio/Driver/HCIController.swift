@@ -2,8 +2,9 @@ import SystemCall
 
 /// Drives one controller over a transport: sends commands under the controller's flow control
 /// (Num_HCI_Command_Packets), matches each Command Complete / Command Status to its command,
-/// times commands out, turns error statuses into `RadioError`s naming the command, and passes
-/// every other event on through `events`.
+/// times commands out, turns error statuses into `RadioError`s naming the command, hands the
+/// advertising reports of each read to `reports` in one call (when given), and passes every other
+/// event on through `events`.
 ///
 /// `run()` pumps the transport and must be running for `send` to get answers; it ends (throwing
 /// the cause) when the transport does, failing every command still waiting.
@@ -23,6 +24,8 @@ actor HCIController {
     private let transport: any HCITransport
     private let commandTimeout: Duration
     private let recorder: StatisticsRecorder
+    /// Takes the advertising reports of one read, on the loop; nil: they go to `events` like the rest.
+    private let reports: (@Sendable ([AdvertisingReports]) -> Void)?
 
     /// Commands the controller accepts right now. It starts at one (Core Vol 4 Part E 4.4) and is
     /// replaced by the count in every Command Complete / Command Status.
@@ -52,15 +55,17 @@ actor HCIController {
 
     /// How long a written command may wait in all while the controller keeps talking (reports,
     /// other answers): `commandTimeout` counts silence, this bounds a controller that reports but
-    /// never answers. BlueZ's kernel gives a controller's initialisation 10 s (HCI_INIT_TIMEOUT).
-    private var longestWait: Duration { commandTimeout * 5 }
+    /// never answers. Generous, because the answer may be queued in the socket behind a backlog of
+    /// reports: in the Theengs bench's loaded guest, answers sat behind 7–10 s of reports at 360
+    /// adverts/s, and a 10 s bound took the link down, and the socket's whole backlog with it.
+    private var longestWait: Duration { commandTimeout * 15 }
 
     /// Events beyond this wait for the consumer are dropped oldest first (and counted).
     static let bufferedEvents = 4096
 
     init(
         transport: any HCITransport, commandTimeout: Duration, recorder: StatisticsRecorder = StatisticsRecorder(),
-        loop: EventLoop? = nil
+        loop: EventLoop? = nil, reports: (@Sendable ([AdvertisingReports]) -> Void)? = nil
     ) {
         self.loop = loop ?? EventLoop(name: "hci-controller")
         ownsLoop = loop == nil
@@ -69,6 +74,7 @@ actor HCIController {
         self.ownsController = transport.ownsController
         self.commandTimeout = commandTimeout
         self.recorder = recorder
+        self.reports = reports
         (events, eventSink) = EventQueue.make(limit: Self.bufferedEvents)
     }
 
@@ -86,10 +92,15 @@ actor HCIController {
     }
 
     private func pump() async throws {
+        // A read's packets are handled where they are read, in one call: no task resumption per packet.
+        // Packets queued before this (none are handled yet) still come through `incoming` first.
+        _ = transport.deliverPackets(on: loop) { [weak self] packets in
+            self?.assumeIsolated { $0.receive(packets) }
+        }
         for await event in transport.incoming {
             switch event {
             case .packet(let packet):
-                if packet.type == .event { handle(packet.bytes) }
+                receive(CollectionOfOne(packet))
             case .closed(let cause):
                 finish(cause ?? closedError)
                 if let cause { throw cause }
@@ -238,7 +249,14 @@ actor HCIController {
         if let next { arm(next) }
     }
 
-    private func handle(_ packet: [UInt8]) {
+    /// One read's packets: commands answered as each comes, the advertising reports handed on together.
+    private func receive(_ packets: some Collection<H4Packet>) {
+        var batch: [AdvertisingReports] = []
+        for packet in packets where packet.type == .event { handle(packet.bytes, reports: &batch) }
+        if !batch.isEmpty { reports?(batch) }
+    }
+
+    private func handle(_ packet: [UInt8], reports batch: inout [AdvertisingReports]) {
         lastHeard = .now
         guard let event = HCIEvent.parse(packet) else {
             recorder.record { $0.malformedEvents += 1 }
@@ -261,6 +279,8 @@ actor HCIController {
                 status == .success ? .success([]) : .failure(statusError(name, status.rawValue))
             }
             grantCredits()
+        case .advertisingReports(let reports) where self.reports != nil:
+            batch.append(reports)
         default:
             if case .dropped = eventSink.yield(event) { recorder.record { $0.overflowed += 1 } }
         }

@@ -13,9 +13,11 @@ enum HCISocket {
     static func open(index: Int, exclusive: Bool, device: String) throws(RadioError) -> Int32 {
         if exclusive {
             // socket(AF_BLUETOOTH, SOCK_RAW, BTPROTO_HCI) + bind to HCI_CHANNEL_USER.
-            return try syscall("open user channel (socket + bind HCI_CHANNEL_USER)", device: device) {
+            let fd = try syscall("open user channel (socket + bind HCI_CHANNEL_USER)", device: device) {
                 nearby_hci_open_user_channel(Int32(index))
             }
+            _ = Descriptor.growReceiveBuffer(fd, to: receiveBuffer)
+            return fd
         }
         // socket(AF_BLUETOOTH, SOCK_RAW, BTPROTO_HCI) + bind to the device's raw channel.
         let fd = try syscall("hci_open_dev", device: device) { hci_open_dev(Int32(index)) }
@@ -25,8 +27,17 @@ enum HCISocket {
             hci_close_dev(fd)
             throw error
         }
+        _ = Descriptor.growReceiveBuffer(fd, to: receiveBuffer)
         return fd
     }
+
+    /// The receive queue asked for (best effort: without CAP_NET_ADMIN the kernel caps it at
+    /// net.core.rmem_max). Every report is one datagram, ~1 KiB of the queue's accounting
+    /// (skb and all); the default 208 KiB held ~200, and a loaded 1-vCPU guest (the Theengs bench)
+    /// lost reports at the socket at 360 a second (`radio_dropped.socket`) whenever the loop fell
+    /// behind for half a second. 4 MiB holds ~4,000: seconds of a busy home, paid in kernel memory
+    /// only while they wait.
+    static let receiveBuffer: Int32 = 4 << 20
 
     /// The real kernel behind `AdapterPower`: both calls through `SystemCall.retrying`.
     struct Kernel: AdapterKernel {

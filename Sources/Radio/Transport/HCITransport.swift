@@ -15,10 +15,16 @@ public protocol HCITransport: AnyObject, Sendable {
     func send(_ packet: [UInt8]) throws(RadioError)
     /// Stops reading (unblocking the reader) and releases the device. Idempotent.
     func close()
+    /// From now on, hands the packets of each read to `receiver` at once, on `loop`'s thread, in one
+    /// call, instead of queuing each in `incoming` (which then carries only `.closed`). False when
+    /// this transport's reads do not happen on `loop` (a loop of its own, a test fake): `incoming`
+    /// carries everything then.
+    func deliverPackets(on loop: EventLoop, to receiver: @escaping @Sendable ([H4Packet]) -> Void) -> Bool
 }
 
 extension HCITransport {
     public var ownsController: Bool { true }
+    public func deliverPackets(on loop: EventLoop, to receiver: @escaping @Sendable ([H4Packet]) -> Void) -> Bool { false }
 }
 
 public enum TransportEvent: Sendable {

@@ -1,7 +1,7 @@
 # shellcheck shell=bash disable=SC2154  # sourced: the variables it reads are set by the script that sources it
 # The power cuts (issue 28; docs/reliability.md, "Power cuts"), sourced by scripts/systemd-test: the
 # cut itself (cut_boot), used by the six steps (two cuts) and by the campaign (power_cut_campaign,
-# $cuts = "F T U").
+# $cuts = "F T U [P]").
 #
 # One qemu run per cut. The host boots the guest, waits for its `CUT-WINDOW <phase>` line on the
 # record port (ttyS1, a file here), waits a random time within the phase's window and kills qemu with
@@ -9,8 +9,9 @@
 # (after-cut.sh) and the host judges every boot's record at the end (power-cut-check).
 
 # Seconds after CUT-WINDOW within which the power goes: the first start takes 3-10 s under TCG, an
-# upgrade through apt 20-60 s; the client makes a few requests a second.
-declare -A window=([first-start]=${NEARBY_CUT_WINDOW_FIRST:-10} [toggle]=${NEARBY_CUT_WINDOW_TOGGLE:-20} [upgrade]=${NEARBY_CUT_WINDOW_UPGRADE:-45})
+# upgrade through apt 20-60 s; the client makes a few requests a second. An `unpack` window is opened by
+# the upgrade's preinst, which holds dpkg there (unpack-hold.sh): any moment in it is inside the unpack.
+declare -A window=([first-start]=${NEARBY_CUT_WINDOW_FIRST:-10} [toggle]=${NEARBY_CUT_WINDOW_TOGGLE:-20} [upgrade]=${NEARBY_CUT_WINDOW_UPGRADE:-45} [unpack]=${NEARBY_CUT_WINDOW_UNPACK:-3})
 
 # cut_boot N CONSOLE RECORD DEADLINE: boot N; if the guest opens a cut window, cut its power at a
 # random moment within it; else wait (DEADLINE seconds at most) for the guest to power itself off.
@@ -57,26 +58,35 @@ judge_cuts() {
 }
 
 power_cut_campaign() {
-    local n_first n_toggle n_upgrade plan total i campaign records
-    read -r n_first n_toggle n_upgrade <<<"$cuts"
+    local n_first n_toggle n_upgrade n_unpack n_dpkg plan total i campaign records
+    read -r n_first n_toggle n_upgrade n_unpack <<<"$cuts"
+    n_unpack=${n_unpack:-1}
+    n_dpkg=$((n_upgrade + n_unpack))
     # Each phase spread evenly over the campaign (a campaign stopped early has cut in every phase): the
-    # first-start cuts among all, the upgrade cuts among the rest.
-    local others=() j=0
-    total=$((n_toggle + n_upgrade))
+    # first-start cuts among all, the upgrades (random moment or inside the unpack) among the rest, the
+    # unpack cuts among the upgrades, the first upgrade an unpack cut.
+    local dpkg_kind=() others=() j=0 k=0
+    for ((i = 0; i < n_dpkg; i++)); do
+        if ((i * n_unpack % n_dpkg < n_unpack)); then dpkg_kind+=(unpack); else dpkg_kind+=(upgrade); fi
+    done
+    total=$((n_toggle + n_dpkg))
     for ((i = 0; i < total; i++)); do
-        if (((i + 1) * n_upgrade % total < n_upgrade)); then others+=(upgrade); else others+=(toggle); fi
+        if (((i + 1) * n_dpkg % total < n_dpkg)); then others+=(dpkg); else others+=(toggle); fi
     done
     # The first upgrade cut second among them (a campaign stopped early has cut during an upgrade).
     for ((i = 1; i < ${#others[@]}; i++)); do
-        [ "${others[i]}" != upgrade ] || { others=("${others[@]:i-1}" "${others[@]:0:i-1}"); break; }
+        [ "${others[i]}" != dpkg ] || { others=("${others[@]:i-1}" "${others[@]:0:i-1}"); break; }
+    done
+    for i in "${!others[@]}"; do
+        [ "${others[i]}" != dpkg ] || others[i]=${dpkg_kind[k++]}
     done
     plan=()
-    total=$((n_first + n_toggle + n_upgrade))
+    total=$((n_first + n_toggle + n_dpkg))
     for ((i = 0; i < total; i++)); do
         if ((i * n_first % total < n_first)); then plan+=(first-start); else plan+=("${others[j++]}"); fi
     done
     plan+=(final)
-    log "power cuts: ${#plan[@]} boots, $((${#plan[@]} - 1)) cuts: $n_first during the first start, $n_toggle while toggling, $n_upgrade during apt-get upgrade"
+    log "power cuts: ${#plan[@]} boots, $((${#plan[@]} - 1)) cuts: $n_first during the first start, $n_toggle while toggling, $n_upgrade during apt-get upgrade, $n_unpack inside its unpack (${plan[*]})"
     campaign=$SECONDS
     # The six steps' driver log, before their root goes.
     [ ! -f "$root.upper/root/systest/log" ] || cp "$root.upper/root/systest/log" "$cache/steps-driver.log"

@@ -1,0 +1,79 @@
+import Config
+import Logging
+import NearbyProtocol
+import Radio
+import Synchronization
+import SystemCall
+import Testing
+import TestSupport
+@testable import Gateway
+
+/// The radio hands the manager each read's sightings in one call on the gateway's loop
+/// (`MessageManager.receive`): repeats are done in that call; what needs an await (a found) and what
+/// follows it go to one task, in order, through a bounded backlog.
+@Suite struct SightingHandoffTests {
+    final class Recorder: EventSink {
+        let topics: AsyncStream<String>
+        private let sink: AsyncStream<String>.Continuation
+        private let published = Mutex<[String]>([])
+        init() { (topics, sink) = AsyncStream.makeStream() }
+        func publish(_ event: BrokerEvent) {
+            published.withLock { $0.append(event.topic) }
+            sink.yield(event.topic)
+        }
+        var all: [String] { published.withLock { $0 } }
+    }
+
+    static func manager(_ loop: EventLoop, _ events: Recorder) -> MessageManager {
+        let settings = ManagerSettings(codec: FrameFixture.codec, publications: [], subscriptions: [FoundMemoryTests.beacons])
+        // Never written: nothing here changes the state.
+        let folder = "/tmp/handoff-\(UInt64.random(in: 0...UInt64.max))"
+        return MessageManager(
+            settings: settings, state: GatewayState(), stateFile: StateFile(path: folder + "/state.json"), air: nil, audio: nil,
+            events: events, panel: nil, logLevel: SharedLogLevel(.info), logger: Logger(label: "handoff") { _ in SwiftLogNoOpLogHandler() },
+            loop: loop)
+    }
+
+    /// Runs `body` on the loop, as the radio's read does, and returns its result.
+    static func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { done in loop.execute { done.resume(returning: body()) } }
+    }
+
+    @Test func foundsGoThroughTheTaskInOrderAndRepeatsAreDoneInTheCall() async throws {
+        let loop = EventLoop(name: "handoff-manager")
+        defer { loop.shutdown() }
+        let events = Recorder()
+        let manager = Self.manager(loop, events)
+        let now = ContinuousClock.now
+        // Beacon 1 is new (its found awaits the panel), repeats, then beacon 2 is new: one read.
+        let read = [1, 1, 1, 2].map { FoundMemoryTests.sighting($0, at: now) }
+        let dropped = await Self.onLoop(loop) { manager.receive(read) }
+        #expect(dropped == 0)
+        var topics: [String] = []
+        for await topic in events.topics where topic.hasPrefix("found/") {
+            topics.append(topic)
+            if topics.count == 2 { break }
+        }
+        #expect(topics.count == 2 && topics[0] != topics[1])
+        #expect(await manager.foundCount == 2)
+        // Known beacons only: the whole read is ingested in the call, nothing left for a task.
+        let repeats = (0..<100).map { FoundMemoryTests.sighting(1 + $0 % 2, at: now) }
+        let (droppedNow, left, draining) = await Self.onLoop(loop) {
+            let dropped = manager.receive(repeats)
+            return manager.assumeIsolated { (dropped, $0.airBacklog.count, $0.airBacklog.draining) }
+        }
+        #expect(droppedNow == 0 && left == 0 && !draining)
+        #expect(events.all.filter { $0.hasPrefix("found/") }.count == 2)
+    }
+
+    @Test func theBacklogIsBoundedDropsTheOldestAndClosesForGood() {
+        let now = ContinuousClock.now
+        var backlog = AirBacklog(limit: 3)
+        #expect(backlog.append(contentsOf: (0..<5).map { FoundMemoryTests.sighting($0, at: now) }) == 2)
+        #expect(backlog.count == 3)
+        #expect(backlog.popFirst()?.raw == FoundMemoryTests.sighting(2, at: now).raw)
+        backlog.close()
+        #expect(backlog.popFirst() == nil)
+        #expect(backlog.append(contentsOf: [FoundMemoryTests.sighting(9, at: now)]) == 0 && backlog.count == 0)
+    }
+}
