@@ -132,6 +132,10 @@ extension Radio {
         guard !controller.ownsController, let state = link,
               ContinuousClock.now - state.lastProbe >= Self.livenessProbeInterval else { return }
         link?.lastProbe = .now
+        // A controller that is reporting is up: the kernel delivers nothing from a device that is
+        // down. Asking it anyway put a command behind the socket's backlog of reports, where a
+        // loaded box's answer came too late and took the link down (the Theengs bench's guest).
+        if await controller.heard(within: Self.livenessProbeInterval) { return }
         _ = try await controller.send(.readLocalVersion, decode: ControllerResponses.localVersion)
     }
 

@@ -45,6 +45,10 @@ actor HCIController {
     /// When the controller last sent anything (an event of any kind).
     private var lastHeard = ContinuousClock.now
 
+    /// Whether the controller sent anything in the last `interval` (the radio's liveness probe
+    /// needs no answer from a controller that is reporting).
+    func heard(within interval: Duration) -> Bool { ContinuousClock.now - lastHeard < interval }
+
     private struct Waiter<Value: Sendable> {
         var id: Int
         var name: String
