@@ -53,6 +53,18 @@ def wait_listening(path, proc, seconds=120):
         time.sleep(0.05)
 
 
+def wrapped(binary, wrap, work):
+    """The gateway to run: `binary` itself, or a script in `work` that runs it under `wrap` (callgrind)."""
+    binary = os.path.realpath(binary)
+    if not wrap:
+        return binary
+    wrapper = os.path.join(work, "wrapped-gateway")
+    with open(wrapper, "w") as f:
+        f.write(f'#!/bin/sh\nexec {wrap} {binary} "$@"\n')
+    os.chmod(wrapper, 0o755)
+    return wrapper
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("binary")
@@ -62,13 +74,7 @@ def main():
     gateway_process.stop, gateway_process.wait_path = stop_slowly, wait_listening
     with tempfile.TemporaryDirectory(dir="/var/tmp") as work:
         os.chmod(work, 0o1777)   # mosquitto drops to its own user and creates its socket here
-        binary = os.path.realpath(args.binary)
-        if args.wrap:
-            wrapper = os.path.join(work, "wrapped-gateway")
-            with open(wrapper, "w") as f:
-                f.write(f'#!/bin/sh\nexec {args.wrap} {binary} "$@"\n')
-            os.chmod(wrapper, 0o755)
-            binary = wrapper
+        binary = wrapped(args.binary, args.wrap, work)
         try:
             result = found_memory.measure(binary, work, f"footprint-flood-{os.getpid()}", limit=512, batch=256, mqtt=True)
             print(f"flood: {result['sent']} beacons sent, {result['found']} found, {result['evicted']} evicted, all expired")

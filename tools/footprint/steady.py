@@ -50,13 +50,7 @@ def main():
     process.stop, process.wait_path = flood.stop_slowly, flood.wait_listening
     with tempfile.TemporaryDirectory(dir="/var/tmp") as work:
         os.chmod(work, 0o1777)   # mosquitto drops to its own user and creates its socket here
-        binary = os.path.realpath(args.binary)
-        if args.wrap:
-            wrapper = os.path.join(work, "wrapped-gateway")
-            with open(wrapper, "w") as f:
-                f.write(f'#!/bin/sh\nexec {args.wrap} {binary} "$@"\n')
-            os.chmod(wrapper, 0o755)
-            binary = wrapper
+        binary = flood.wrapped(args.binary, args.wrap, work)
         mq, msock = mqtt.broker(work)
         reader = None
         try:

@@ -11,19 +11,24 @@ import Testing
 
     private func start(sets: UInt8?, shared: Bool = false) async throws -> (Radio, Task<Void, Never>, FakeController, ControllerInfo) {
         let device = FakeDevice(shared: shared, responder: FakeController.extended(sets: sets))
-        let radio = Radio(
-            name: "fake",
-            configuration: RadioConfiguration(
-                advertisingInterval: .milliseconds(20), commandTimeout: .seconds(5), reconnectInitialDelay: .milliseconds(1),
-                reconnectMaximumDelay: .milliseconds(10)),
-            logger: quietLogger
-        ) { _, _ throws(RadioError) in try device.open() }
+        let radio = Self.radio(on: device)
         let task = Task { await radio.run() }
         let info = try await first("up", in: radio.events) { $0.upInfo }
         let fake = try await first("connection", in: device.connections) { $0 }
         // Reset (or the two disables when shared), the three reads, max data length, number of sets.
         for _ in 0..<(shared ? 7 : 6) { _ = try await FakeControllerWaiting.next(fake.sent) }
         return (radio, task, fake, info)
+    }
+
+    /// A radio on the fake device, with a 20 ms advertising tick and a 5 s command timeout.
+    static func radio(on device: FakeDevice) -> Radio {
+        Radio(
+            name: "fake",
+            configuration: RadioConfiguration(
+                advertisingInterval: .milliseconds(20), commandTimeout: .seconds(5), reconnectInitialDelay: .milliseconds(1),
+                reconnectMaximumDelay: .milliseconds(10)),
+            logger: quietLogger
+        ) { _, _ throws(RadioError) in try device.open() }
     }
 
     private func next(_ fake: FakeController, _ count: Int) async throws -> [HCICommand] {

@@ -1,4 +1,3 @@
-import Glibc
 import Synchronization
 import SystemCall
 import TestSupport
@@ -211,15 +210,7 @@ import Testing
     @Test func aLateAnswerCountsWhileTheControllerKeepsReporting() async throws {
         let fake = FakeController { $0.opcode == .readLocalVersion ? .none : FakeController.btvirtLike($0) }
         try await withController(fake, timeout: .seconds(2)) { controller in
-            let report: [UInt8] = [0x3E, 0x0C, 0x02, 0x01, 0x00, 0x00, 1, 2, 3, 4, 5, 6, 0x00, 0xC5]
-            // Its own thread, not a pool task: a pool busy with the other suites' tests once left a
-            // task's sleep unserved for over 2 s, and the controller was silent that long.
-            let talking = try OSThread.spawn(name: "fake-reports") {
-                let start = ContinuousClock.now
-                while ContinuousClock.now - start < .seconds(3) {
-                    fake.inject(report)
-                    usleep(50_000)
-                }
+            let talking = try fake.reportFromAThread(for: .seconds(3)) {
                 fake.answer(.readLocalVersion, .complete(parameters: [0x09, 0x00, 0x00, 0x09, 0xF1, 0x05, 0x00, 0x00]))
             }
             let started = ContinuousClock.now

@@ -1,4 +1,6 @@
+import Glibc
 import Synchronization
+import SystemCall
 
 @testable import Radio
 
@@ -146,6 +148,25 @@ final class FakeController: HCITransport {
             .leSetExtendedScanEnable, .leSetAdvertisingSetRandomAddress:
             .complete()
         default: btvirtLike(command)
+        }
+    }
+}
+
+extension FakeController {
+    /// One LE Advertising Report event (a legacy report, no data).
+    static let emptyReport: [UInt8] = [0x3E, 0x0C, 0x02, 0x01, 0x00, 0x00, 1, 2, 3, 4, 5, 6, 0x00, 0xC5]
+
+    /// Reports every 50 ms for `duration` from a thread of its own, then `then`. A stimulus, not a
+    /// synchronisation; not a pool task, whose sleep a pool busy with other suites once left unserved
+    /// for over 2 s (the controller then looked silent).
+    func reportFromAThread(for duration: Duration, then: @escaping @Sendable () -> Void = {}) throws -> OSThread.Joinable {
+        try OSThread.spawn(name: "fake-reports") {
+            let start = ContinuousClock.now
+            while ContinuousClock.now - start < duration {
+                self.inject(Self.emptyReport)
+                usleep(50_000)
+            }
+            then()
         }
     }
 }
