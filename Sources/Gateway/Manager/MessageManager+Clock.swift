@@ -28,7 +28,7 @@ extension MessageManager {
     /// What a step of the clock or a new epoch changes (error state, air): the rest of `clockDate`.
     func settleClock(_ observation: ClockObservation) async -> Date {
         if observation.stepped { await clockChanged() }
-        if settings.codec.epoch(at: observation.date) != epoch, followClock(observation.date) { await apply(rotatingAddress: true) }
+        if observation.epoch != epoch, followClock(observation.date) { await apply(rotatingAddress: true) }
         return observation.date
     }
 

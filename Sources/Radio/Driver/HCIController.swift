@@ -220,10 +220,11 @@ actor HCIController {
         timeoutTimer = nil
         armedDeadline = nil
         let now = ContinuousClock.now
+        let heard = heard(within: commandTimeout)
         // A command past its deadline while the controller was heard within the last timeout is
         // late, not lost: a starved box (or a controller answering behind a burst of reports) gets
         // more time, up to `longestWait`; the answer is matched whenever it comes.
-        if now - lastHeard < commandTimeout {
+        if heard {
             for index in pending.indices where pending[index].waiter.deadline <= now {
                 let limit = pending[index].waiter.started + longestWait
                 if now < limit { pending[index].waiter.deadline = min(lastHeard + commandTimeout, limit) }
@@ -231,7 +232,6 @@ actor HCIController {
         }
         while let index = pending.firstIndex(where: { $0.waiter.deadline <= now }) {
             let waiter = pending.remove(at: index).waiter
-            let heard = now - lastHeard < commandTimeout
             // The controller may never return this command's credit; lend one so later commands can
             // at least try (the radio treats a timeout as a dead controller anyway).
             credits = max(credits, 1)
