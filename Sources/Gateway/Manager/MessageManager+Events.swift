@@ -24,10 +24,10 @@ extension MessageManager {
         return SightingEvent.json(message: message, medium: details.medium, rssi: entry.rssi, firstSeen: entry.firstSeen,
                                   lastSeen: entry.lastSeen) { writer in
             // Always present (null without an RSSI), so clients and Home Assistant templates can rely on them.
-            writer.add("rssi_avg", rawJSON: entry.smoothedRSSI.map { String(cFormat: "%.1f", $0) } ?? "null")
+            writer.add("rssi_avg", fixed: entry.smoothedRSSI, digits: 1)
             let power = details.medium == .ble ? (details.powerAt1m ?? (details.beaconADType == nil ? settings.distance.ownPowerAt1m : nil)) : nil
             let metres = entry.smoothedRSSI.flatMap { rssi in power.map { settings.distance.metres(rssi: rssi, powerAt1m: $0) } }
-            writer.add("distance_m", rawJSON: metres.map { String(cFormat: "%.2f", $0) } ?? "null")
+            writer.add("distance_m", fixed: metres, digits: 2)
             for (name, value) in details.extraFields { writer.add(name, rawJSON: value) }
             if let reason { writer.add("reason", reason) }
         }

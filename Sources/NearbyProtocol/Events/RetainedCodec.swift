@@ -67,9 +67,18 @@ public enum RetainedCodec {
         var indexed = max(0, primer.count - 3)   // history positions already in `table`
         for segment in segments {
             let start = count
-            for byte in segment {
-                history[count] = byte
-                count += 1
+            // Copied whole when the text is contiguous (a native string): iterating a substring's
+            // UTF-8 view costs tens of instructions a byte.
+            let copied = segment.withContiguousStorageIfAvailable { bytes in
+                UnsafeMutableBufferPointer(rebasing: history[count...]).initialize(fromContentsOf: bytes)
+            }
+            if let copied {
+                count += copied
+            } else {
+                for byte in segment {
+                    history[count] = byte
+                    count += 1
+                }
             }
             var i = start
             while i < count {
