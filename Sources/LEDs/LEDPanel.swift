@@ -105,6 +105,8 @@ public actor LEDPanel {
     }
 
     private func render(at now: Duration) {
+        // Read once: asked per LED, the stored patterns were copied for each call.
+        let patterns = self.patterns
         for name in names {
             let wanted = patterns.level(of: name, at: now)
             guard shown[name] != wanted else { continue }

@@ -18,7 +18,10 @@ extension MessageManager {
         case .message(let found): message = found
         default:
             let suffix = suffix ?? entry.key.topicSuffix
-            let slash = suffix.firstIndex(of: "/") ?? suffix.endIndex
+            // An iBeacon's and an Eddystone-UID's suffix is ASCII (hex, digits): a byte is a character,
+            // so the byte search finds what the character search does, without grapheme breaking.
+            let ascii = switch entry.key { case .iBeacon, .eddystoneUID: true; default: false }
+            let slash = (ascii ? suffix.utf8.firstIndex(of: UInt8(ascii: "/")) : suffix.firstIndex(of: "/")) ?? suffix.endIndex
             message = Message(namespace: String(suffix[..<slash]), type: String(suffix[slash...].dropFirst()), content: Array(details.content))
         }
         return SightingEvent.json(message: message, medium: details.medium, rssi: entry.rssi, firstSeen: entry.firstSeen,

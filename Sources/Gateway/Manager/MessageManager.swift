@@ -329,6 +329,8 @@ actor MessageManager {
     func announceFoundNow(_ found: AirIngest.Found) {
         let event = recordFound(found)
         panel?.handleNow(event)
+        // A found adds only its own lost deadline: nothing to arm when the timer is due before it.
+        if timer != nil, let armed = armedDeadline, armed <= found.entry.deadline { return }
         reschedule()
     }
 

@@ -9,7 +9,8 @@ public struct JSONObjectWriter: Sendable {
     private var bytes: [UInt8] = [UInt8(ascii: "{")]
 
     public init() {
-        bytes.reserveCapacity(256)
+        // A found iBeacon's event is ~450 bytes: written without growing.
+        bytes.reserveCapacity(512)
     }
 
     public mutating func add(_ key: String, _ value: String?) {
@@ -39,7 +40,16 @@ public struct JSONObjectWriter: Sendable {
         bytes.append(contentsOf: json.utf8)
     }
 
-    public var string: String { String(decoding: bytes + [UInt8(ascii: "}")], as: UTF8.self) }
+    /// The object, closed: written once into the string's storage (no array for the closing brace).
+    public var string: String {
+        bytes.withUnsafeBufferPointer { written in
+            String(unsafeUninitializedCapacity: written.count + 1) { text in
+                _ = text.initialize(fromContentsOf: written)
+                text[written.count] = UInt8(ascii: "}")
+                return written.count + 1
+            }
+        }
+    }
 
     public static func quote(_ text: String) -> String {
         var out: [UInt8] = []
