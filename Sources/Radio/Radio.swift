@@ -17,11 +17,11 @@ import SystemCall
 /// The radio, its controller, their timers and the transport's reads all run on one thread
 /// (`EventLoop`), the gateway's, which its owner (the message manager) shares: an advertising step
 /// or a sighting wakes that one thread, not a timer thread, a reader and Swift's pool
-/// (docs/architecture.md, "Concurrency"). That owner takes the sightings of each read in one call,
+/// (docs/architecture.md, "Concurrency"). That owner takes the sightings of each wake in one call,
 /// on the loop (`handSightings`), with no queue and no task in between; everything else it learns
 /// through `events`.
 public actor Radio {
-    /// Takes the sightings of one read, in order, on the radio's loop; returns how many sightings
+    /// Takes the sightings of one wake's reads, in order, on the radio's loop; returns how many sightings
     /// (these or earlier ones) it had no room for, which count as `overflowed`.
     public typealias SightingHandler = @Sendable ([Sighting]) -> Int
 
@@ -239,8 +239,8 @@ public actor Radio {
         return (wasUp, failure)
     }
 
-    /// The advertising reports of one read, from the controller, on the loop: every report is parsed
-    /// where it arrives, and the read's sightings go to the owner in one call.
+    /// The advertising reports of one wake's reads, from the controller, on the loop: every report is
+    /// parsed where it arrives, and the wake's sightings go to the owner in one call.
     private nonisolated func deliver(_ batch: [AdvertisingReports]) {
         let now = ContinuousClock.now
         quietWatch?.heard(now: now)

@@ -31,6 +31,14 @@ public enum Descriptor {
         nearby_accept_cloexec(fd, nonBlocking ? 1 : 0)
     }
 
+    /// fcntl(2): adds O_NONBLOCK to the descriptor's status flags, for a descriptor someone else
+    /// opened blocking (libbluetooth's hci_open_dev, a connected UNIX socket). Returns 0; -1 sets errno.
+    public static func setNonBlocking(_ fd: Int32) -> Int32 {
+        let flags = fcntl(fd, F_GETFL)
+        guard flags != -1 else { return -1 }
+        return flags & O_NONBLOCK != 0 ? 0 : fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+    }
+
     /// ppoll(2) with a timeout in nanoseconds (nil: wait forever) and no signal mask: poll's own
     /// timeout is whole milliseconds. Returns poll's result; -1 sets errno.
     public static func poll(_ fds: inout [pollfd], timeoutNanoseconds: UInt64?) -> Int32 {

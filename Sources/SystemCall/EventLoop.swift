@@ -24,7 +24,8 @@ public protocol LoopWatch: AnyObject, Sendable {
 ///
 /// The thread blocks in poll(2) on a wake-up pipe and the watched descriptors, with the next timer's
 /// deadline as the timeout. Work enqueued from another thread writes a byte to the pipe; work
-/// enqueued on the thread itself does not, the loop looks at its queue before it polls again.
+/// enqueued on the thread itself does not, the loop looks at its queue before it polls again (and
+/// while that queue never empties, polls without waiting at least every `maxPollGap`, 10 ms).
 ///
 /// Should the thread not start (pipe or pthread_create failing), jobs and timers still run, one at a
 /// time, on Swift's pool (`failure` says why); only a descriptor cannot be watched then.
@@ -271,7 +272,12 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
             for item in work { run(item) }
             for action in due { action() }
             // What ran may have queued more or armed an earlier timer: look again before sleeping.
-            if !work.isEmpty || !due.isEmpty { continue }
+            // But poll (without waiting) at least every `maxPollGap`: work that keeps queueing more
+            // (the manager draining a backlog one await at a time) kept the loop from its descriptors
+            // for seconds, the HCI socket's reports and a command's answer behind them unread, and
+            // the answer's timeout took the link down (the Theengs bench's guest at 1,000 adverts/s).
+            let busy = !work.isEmpty || !due.isEmpty
+            if busy, stopping || ContinuousClock.now - polledAt < Self.maxPollGap { continue }
             if stopping { break }
             interests.removeAll(keepingCapacity: true)
             for watch in watches { interests.append(watch.interest()) }
@@ -283,9 +289,9 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
             fds.removeAll(keepingCapacity: true)
             fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
             for interest in interests { fds.append(pollfd(fd: interest!.fd, events: interest!.events, revents: 0)) }
-            willPoll?()
+            if !busy { willPoll?() }
             do throws(Errno) {
-                try SystemCall.retrying { poll(&fds, nfds_t(fds.count), timeout) }
+                try SystemCall.retrying { poll(&fds, nfds_t(fds.count), busy ? 0 : timeout) }
                 polledAt = .now
             } catch {
                 polledAt = .now
@@ -297,6 +303,9 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         }
         runner.store(0, ordering: .releasing)
     }
+
+    /// The longest the loop runs queued work without looking at its descriptors.
+    static let maxPollGap: Duration = .milliseconds(10)
 
     /// poll(2)'s timeout for `deadline`, rounded up so the loop never wakes just before it.
     private static func milliseconds(until deadline: ContinuousClock.Instant) -> Int32 {

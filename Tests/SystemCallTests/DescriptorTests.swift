@@ -43,6 +43,20 @@ import Testing
         #expect(Self.closeOnExec(accepted) && Self.nonBlocking(accepted))
     }
 
+    /// The radio's transport reads until EAGAIN, so its descriptor (opened blocking by libbluetooth or
+    /// `connectStream`) is made non-blocking; a bad descriptor is -1 with EBADF, never a crash.
+    @Test func aBlockingDescriptorIsMadeNonBlocking() throws {
+        var ends: [Int32] = [-1, -1]
+        try SystemCall.retrying { Descriptor.pipe(&ends, nonBlocking: false) }
+        defer { ends.forEach { close($0) } }
+        #expect(!Self.nonBlocking(ends[0]))
+        try SystemCall.retrying { Descriptor.setNonBlocking(ends[0]) }
+        #expect(Self.nonBlocking(ends[0]) && Self.closeOnExec(ends[0]))
+        try SystemCall.retrying { Descriptor.setNonBlocking(ends[0]) }   // already: unchanged
+        #expect(Self.nonBlocking(ends[0]))
+        #expect(throws: Errno(rawValue: EBADF)) { try SystemCall.retrying { Descriptor.setNonBlocking(-1) } }
+    }
+
     /// The HCI socket's queue (HCISocket.receiveBuffer) grows past the default: as root (or with
     /// CAP_NET_ADMIN) to what was asked, otherwise to net.core.rmem_max.
     @Test func aReceiveBufferGrowsToWhatWasAskedOrTheSystemsCap() throws {

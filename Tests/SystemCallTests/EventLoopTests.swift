@@ -40,6 +40,24 @@ private final class PipeWatch: LoopWatch {
     func pollFailed(_ error: Errno) {}
 }
 
+/// A job that queues itself again on its loop until stopped: a queue that never empties.
+private final class Requeueing: Sendable {
+    let loop: EventLoop
+    private let count = Atomic<Int>(0)
+    private let stopped = Atomic<Bool>(false)
+    var turns: Int { count.load(ordering: .relaxed) }
+
+    init(_ loop: EventLoop) { self.loop = loop }
+
+    func turn() {
+        guard !stopped.load(ordering: .acquiring) else { return }
+        count.add(1, ordering: .relaxed)
+        loop.execute { self.turn() }
+    }
+
+    func stop() { stopped.store(true, ordering: .releasing) }
+}
+
 /// The radio's own thread: its timers, its wake-ups from other threads and its shutdown.
 @Suite struct EventLoopTests {
     /// A loop thread that ran again only after a timer's deadline (a starved Pi, a loaded emulated
@@ -72,6 +90,30 @@ private final class PipeWatch: LoopWatch {
             return seen
         }
         #expect(seen == ["read", "timer"])
+    }
+
+    /// Work that keeps queueing more (the manager draining its backlog one await at a time) does not
+    /// keep the loop from its descriptors: it polls, without waiting, between turns of such work.
+    /// Before, it polled only once its queue was empty, and the HCI socket's reports, and a command's
+    /// answer behind them, waited until the backlog was gone.
+    @Test func workThatKeepsQueueingMoreStillLetsTheLoopReadItsDescriptors() async throws {
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        defer { for fd in ends { close(fd) } }
+        let loop = EventLoop(name: "loop-busy")
+        defer { loop.shutdown() }
+        let (reads, sink) = AsyncStream<Void>.makeStream()
+        try loop.watch(PipeWatch(fd: ends[0]) { sink.yield() })
+        let work = Requeueing(loop)
+        defer { work.stop() }
+        // From the loop itself, so the queue is never empty from here on, then the byte arrives.
+        loop.execute { work.turn() }
+        var byte: UInt8 = 1
+        #expect(write(ends[1], &byte, 1) == 1)
+        try await withDeadline(.seconds(10), waitingFor: { "the read while the queue never empties" }) {
+            for await _ in reads { return }
+        }
+        #expect(work.turns > 0)
     }
 
     @Test func timersFireInDeadlineOrderOnTheLoopThread() async throws {

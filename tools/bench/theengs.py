@@ -69,6 +69,21 @@ def rows(d):
     return out
 
 
+def kernel_view(p):
+    """Where a point's adverts went on the way in: the events the kernel took from the controller, the
+    largest HCI socket queue seen, and (ours) what the gateway counted as seen and dropped."""
+    parts = []
+    if p.get("hci_events") is not None:
+        parts.append(f"{p['hci_events']:,} HCI events into the kernel")
+    if p.get("hci_socket_max_bytes") is not None:
+        parts.append(f"largest HCI socket queue {p['hci_socket_max_bytes'] / 1024:,.0f} KiB")
+    stats = p.get("gateway_stats") or {}
+    if stats:
+        dropped = {k: v for k, v in stats.get("radio_dropped", {}).items() if v}
+        parts.append(f"adverts_seen {stats.get('adverts_seen', 0):,} since start, radio_dropped {dropped or 'none'}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def details(d):
     lines = []
     for side, s in d["sides"].items():
@@ -77,8 +92,11 @@ def details(d):
         for p in s.get("points", []):
             lines.append(f"{side} at {p['rate']:,}/s: {p['sent']:,} adverts in {p['send_seconds']:.1f} s "
                          f"({p['reached']:,.0f}/s), {p['received']:,} of {p['expected']:,} beacon adverts published, "
-                         f"{p['other_messages']:,} other messages, window {p['window_s']:.1f} s")
+                         f"{p['other_messages']:,} other messages, window {p['window_s']:.1f} s"
+                         + kernel_view(p))
     (l0, l1) = d["host_load"]
+    speed = d.get("sysbench_cpu_events_per_s")
+    speed = f", `sysbench cpu` {speed:,.0f} events/s on its vCPU" if speed else ""
     return (f"**Theengs run.** In the real-kernel guest ({d['kernel']}, qemu TCG, {d['cpus']} vCPU, qemu at nice "
-            f"{d['qemu_nice']}; host load average {l0[0]:.1f} before, {l1[0]:.1f} after), {d['devices']} device "
+            f"{d['qemu_nice']}; host load average {l0[0]:.1f} before, {l1[0]:.1f} after{speed}), {d['devices']} device "
             f"addresses, {d['seconds']:g} s per rate. " + "; ".join(lines) + ".")

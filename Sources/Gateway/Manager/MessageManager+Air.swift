@@ -9,7 +9,7 @@ import SystemCall
 /// What arrives from the air: radio events and audio payloads, through the frame codec into the
 /// found set.
 extension MessageManager {
-    /// The radio's `SightingHandler`: the sightings of one read, taken in this call, on the gateway's
+    /// The radio's `SightingHandler`: the sightings of one wake's reads, taken in this call, on the gateway's
     /// loop (the radio's and this actor's executor), with no task per sighting. Returns how many
     /// sightings the backlog had to drop.
     nonisolated func receive(_ sightings: [Sighting]) -> Int {
@@ -23,14 +23,17 @@ extension MessageManager {
         if airBacklog.draining || airBacklog.closed { return airBacklog.append(contentsOf: sightings) }
         // Cleared by the next sighting; setError awaits the panel.
         if errors.contains(.radioQuiet) { return drainAir(nil, then: sightings[...]) }
+        guard let first = sightings.first else { return 0 }
+        // One reading of both clocks for the whole batch: its sightings arrived together. Nothing in
+        // the loop below moves the epoch (a peer ahead goes to `drainAir`), so the observation holds.
+        let observation = observeClock(), now = clock.now
+        if observation.needsSettling(epoch: epoch) {
+            return drainAir(.clock(first, observation), then: sightings.dropFirst())
+        }
         for index in sightings.indices {
             let sighting = sightings[index]
-            let observation = observeClock()
-            if observation.needsSettling(epoch: epoch) {
-                return drainAir(.clock(sighting, observation), then: sightings[(index + 1)...])
-            }
             var effects = AirEffects(logsDrops: isDebug)
-            inbound.ingest(sighting, now: clock.now, date: observation.date, into: &effects)
+            inbound.ingest(sighting, now: now, date: observation.date, into: &effects)
             let ahead = inbound.takeEpochAhead()
             if ahead != nil || !performAtOnce(effects) {
                 return drainAir(.effects(effects, epochAhead: ahead), then: sightings[(index + 1)...])

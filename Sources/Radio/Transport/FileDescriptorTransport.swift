@@ -13,8 +13,9 @@ import Glibc
 /// descriptor (the radio's own loop, so a Command Complete is read, matched and answered by the
 /// next command on one thread; or a loop of the transport's own). `close()` wakes the loop, which
 /// then closes the descriptor (only the loop does, so a descriptor number is never reused under a
-/// concurrent `send`) and ends `incoming`. On the radio's loop, the packets of a read go to the
-/// controller in one call (`deliverPackets`) instead of one queued entry each.
+/// concurrent `send`) and ends `incoming`. One wake reads everything waiting (until EAGAIN, at most
+/// `maxReadsPerWake` reads: on an HCI socket, one advert each), and on the radio's loop that wake's
+/// packets go to the controller in one call (`deliverPackets`) instead of one queued entry each.
 ///
 /// `send` never blocks: it writes with MSG_DONTWAIT what the socket takes and leaves the rest to
 /// the loop, which writes it when poll(2) says the socket has room. A controller that stops
@@ -57,6 +58,10 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
     /// Packets waiting for the consumer; beyond this the oldest are dropped (and counted), so a
     /// stalled consumer cannot grow memory.
     static let bufferedPackets = 4096
+    /// Reads in one wake at most: an HCI socket gives one packet a read, so this is 64 adverts a
+    /// wake. Bounded so that a descriptor that never empties (a flood) still lets the loop run its
+    /// other watches, its timers and the work it was handed between two batches.
+    static let maxReadsPerWake = 64
     /// Bytes waiting for a controller that does not read: a few hundred commands' worth.
     static let maxUnsentBytes = 64 * 1024
 
@@ -71,6 +76,14 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
         ownsLoop = loop == nil
         (incoming, continuation) = EventQueue.make(limit: Self.bufferedPackets)
         state = Mutex(State(fd: fd))
+        do throws(Errno) {
+            // `ready` reads until EAGAIN: on a blocking descriptor its last read would block the loop.
+            try SystemCall.retrying { Descriptor.setNonBlocking(fd) }
+        } catch {
+            let failure = RadioError.system("fcntl(O_NONBLOCK)", device: device, errno: error)
+            finish(cause: failure)
+            throw failure
+        }
         do throws(EventLoop.StartFailure) {
             try self.loop.watch(self)
         } catch {
@@ -167,45 +180,58 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
             do throws(RadioError) { try flushUnsent(fd) } catch { return finish(cause: error) }
         }
         if revents & ~Int16(POLLOUT) == 0 { return }
-        let read = reader.withLock { reader -> Result<[H4Packet], RadioError> in
+        let (packets, failure) = reader.withLock { readWaiting(fd, &$0) }
+        if !packets.isEmpty {
+            if let receiver {
+                receiver(packets)
+            } else {
+                for packet in packets {
+                    if case .dropped = continuation.yield(.packet(packet)) { recorder.record { $0.overflowed += 1 } }
+                }
+            }
+        }
+        // The packets read before a failure (or the peer's end) are delivered first.
+        if let failure { finish(cause: failure) }
+    }
+
+    /// Reads until the socket is empty (EAGAIN) or `maxReadsPerWake` reads, and deframes it all:
+    /// one wake's packets, and the failure that ended the reading, if one did.
+    private func readWaiting(_ fd: Int32, _ reader: inout Reader) -> ([H4Packet], RadioError?) {
+        var packets: [H4Packet] = []
+        var failure: RadioError?
+        let (bytesBefore, packetsBefore) = (reader.deframer.droppedBytes, reader.deframer.droppedPackets)
+        reading: for _ in 0..<Self.maxReadsPerWake {
             let outcome: SystemCall.IOOutcome
             do throws(Errno) {
                 outcome = try SystemCall.nonBlocking {
                     reader.buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
                 }
             } catch {
-                return .failure(RadioError.system("read", device: device, errno: error))
+                failure = RadioError.system("read", device: device, errno: error)
+                break
             }
-            guard case .done(let count) = outcome else { return .success([]) }
-            if count == 0 {
-                return .failure(RadioError(
-                    kind: .unavailable, device: device, operation: "read", message: "the controller closed the connection"))
+            switch outcome {
+            case .wouldBlock:
+                break reading
+            case .done(0):
+                failure = RadioError(
+                    kind: .unavailable, device: device, operation: "read", message: "the controller closed the connection")
+                break reading
+            case .done(let count):
+                reader.deframer.feed(reader.buffer[0..<count]) { packets.append($0) }
             }
-            // Counters first, then the packets: whoever sees a packet also sees the drops before it.
-            var packets: [H4Packet] = []
-            let (bytesBefore, packetsBefore) = (reader.deframer.droppedBytes, reader.deframer.droppedPackets)
-            reader.deframer.feed(reader.buffer[0..<count]) { packets.append($0) }
-            let (bytesAfter, packetsAfter) = (reader.deframer.droppedBytes, reader.deframer.droppedPackets)
-            // Drops happen while the reader is busy, so reading the counter during reads finds them.
-            if ContinuousClock.now - reader.socketDropsChecked >= .seconds(1) { recordSocketDrops(fd, &reader) }
-            if bytesAfter != bytesBefore || packetsAfter != packetsBefore {
-                recorder.record {
-                    $0.droppedStreamBytes += bytesAfter - bytesBefore
-                    $0.droppedStreamPackets += packetsAfter - packetsBefore
-                }
-            }
-            return .success(packets)
         }
-        switch read {
-        case .success(let packets):
-            guard !packets.isEmpty else { return }
-            if let receiver { return receiver(packets) }
-            for packet in packets {
-                if case .dropped = continuation.yield(.packet(packet)) { recorder.record { $0.overflowed += 1 } }
+        // Counters first, then the packets: whoever sees a packet also sees the drops before it.
+        let (bytesAfter, packetsAfter) = (reader.deframer.droppedBytes, reader.deframer.droppedPackets)
+        // Drops happen while the reader is busy, so reading the counter during reads finds them.
+        if ContinuousClock.now - reader.socketDropsChecked >= .seconds(1) { recordSocketDrops(fd, &reader) }
+        if bytesAfter != bytesBefore || packetsAfter != packetsBefore {
+            recorder.record {
+                $0.droppedStreamBytes += bytesAfter - bytesBefore
+                $0.droppedStreamPackets += packetsAfter - packetsBefore
             }
-        case .failure(let cause):
-            finish(cause: cause)
         }
+        return (packets, failure)
     }
 
     /// Adds the packets the kernel dropped for want of room in this socket's receive queue since

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 import SystemCall
 
@@ -167,15 +168,15 @@ import Glibc
         #expect(error?.device == "pair")
     }
 
-    /// Issue 28 (fault runs): adverts were lost without a count. What the kernel drops for want of room
-    /// in the socket's receive queue (an HCI socket's reader falling behind) is counted. A UDP socket
-    /// stands in for the HCI socket here: both count such drops in the socket (SK_MEMINFO_DROPS).
-    @Test func packetsTheKernelDroppedForAFullReceiveQueueAreCounted() async throws {
+    /// A UDP socket on loopback and a sender connected to it: a datagram socket that, unlike a UNIX
+    /// one (net.unix.max_dgram_qlen, 10 here), queues as many datagrams as its buffer holds. It
+    /// stands in for an HCI socket, which gives one packet a read.
+    func datagramPair(receiveBuffer: Int32? = nil) -> (receiver: Int32, sender: Int32) {
         let receiver = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         let sender = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { Glibc.close(sender) }
-        var small: Int32 = 1
-        #expect(setsockopt(receiver, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size)) == 0)
+        if var size = receiveBuffer {
+            #expect(setsockopt(receiver, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) == 0)
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -184,17 +185,21 @@ import Glibc
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
                 #expect(bind(receiver, pointer, length) == 0)
                 #expect(getsockname(receiver, pointer, &length) == 0)
+                #expect(connect(sender, pointer, length) == 0)
             }
         }
+        return (receiver, sender)
+    }
+
+    /// Issue 28 (fault runs): adverts were lost without a count. What the kernel drops for want of room
+    /// in the socket's receive queue (an HCI socket's reader falling behind) is counted. A UDP socket
+    /// stands in for the HCI socket here: both count such drops in the socket (SK_MEMINFO_DROPS).
+    @Test func packetsTheKernelDroppedForAFullReceiveQueueAreCounted() async throws {
+        let (receiver, sender) = datagramPair(receiveBuffer: 1)
+        defer { Glibc.close(sender) }
         // Far more than the smallest receive buffer holds, before anyone reads: most are dropped.
         let datagram = [UInt8](repeating: 0x04, count: 200)
-        for _ in 0..<200 {
-            _ = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                    datagram.withUnsafeBytes { Glibc.sendto(sender, $0.baseAddress!, $0.count, 0, pointer, length) }
-                }
-            }
-        }
+        for _ in 0..<200 { _ = datagram.withUnsafeBytes { Glibc.send(sender, $0.baseAddress!, $0.count, 0) } }
         let recorder = StatisticsRecorder()
         let transport = try FileDescriptorTransport(fd: receiver, device: "udp", recorder: recorder)
         transport.close()
@@ -203,5 +208,44 @@ import Glibc
             return nil
         }
         #expect(recorder.snapshot.socketDrops >= 100, "\(recorder.snapshot)")
+    }
+
+    /// Issue 38: an HCI socket gives one packet a read, and a wake read one: each advert cost a wake of
+    /// the loop. Now one wake reads every packet waiting and hands them on in one call, at most
+    /// `maxReadsPerWake` of them (the rest in the next turn, so other watches and timers still run).
+    @Test func oneWakeReadsEveryWaitingPacketAndHandsThemOnInOneCallUpToTheBound() async throws {
+        let (receiver, sender) = datagramPair()
+        defer { Glibc.close(sender) }
+        let queued = FileDescriptorTransport.maxReadsPerWake + 10
+        for index in 0..<queued {
+            let packet: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, UInt8(index)]
+            #expect(packet.withUnsafeBytes { Glibc.send(sender, $0.baseAddress!, $0.count, 0) } == packet.count)
+        }
+        let loop = EventLoop(name: "batch-test")
+        defer { loop.shutdown() }
+        let (batches, batch) = AsyncStream<[H4Packet]>.makeStream()
+        // Made on the loop, so that its first poll finds the receiver in place and every datagram queued.
+        let made = await withCheckedContinuation { (done: CheckedContinuation<Result<FileDescriptorTransport, RadioError>, Never>) in
+            loop.execute {
+                done.resume(returning: Result { () throws(RadioError) in
+                    let transport = try FileDescriptorTransport(fd: receiver, device: "udp", loop: loop)
+                    #expect(transport.deliverPackets(on: loop) { batch.yield($0) })
+                    return transport
+                })
+            }
+        }
+        let transport = try made.get()
+        defer { transport.close() }
+        // The descriptor was handed over blocking; reading until EAGAIN needs it non-blocking.
+        #expect(fcntl(receiver, F_GETFL) & O_NONBLOCK != 0)
+        let received = Mutex<[[H4Packet]]>([])
+        let delivered = try await first("every packet", in: batches) { packets in
+            received.withLock { received -> [[H4Packet]]? in
+                received.append(packets)
+                return received.joined().count >= queued ? received : nil
+            }
+        }
+        #expect(delivered.map(\.count) == [FileDescriptorTransport.maxReadsPerWake, 10])
+        #expect(delivered.joined().map { $0.bytes.last } == (0..<queued).map { UInt8($0) }, "every packet, in order")
     }
 }

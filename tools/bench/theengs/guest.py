@@ -20,35 +20,14 @@ import time
 
 import paho.mqtt.client as mqtt
 
+from probes import QueueWatch, cpu_seconds, hci_events, rss_mb, vcpu_seconds, vcpu_speed
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-TICK = os.sysconf("SC_CLK_TCK")
 WORK = "/tmp/theengs-bench"
 
 
 def log(text):
     print(f"theengs-bench: [{time.monotonic():.1f}] {text}", flush=True)
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def vcpu_seconds():
-    """The guest's CPU time so far, busy and idle (one vCPU: their sum is the wall time)."""
-    with open("/proc/stat") as f:
-        fields = [int(v) for v in f.readline().split()[1:]]
-    idle = fields[3] + fields[4]
-    return sum(fields) / TICK - idle / TICK, idle / TICK
-
-
-def rss_mb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def wait_for(what, test, seconds):
@@ -270,7 +249,7 @@ def latencies_of(side, messages, stamps):
     return latencies, seen, other
 
 
-def measure(side, pids, subscriber, c_subscriber, rates, seconds, others):
+def measure(side, pids, subscriber, c_subscriber, rates, seconds, others, hci):
     """`others`: the other processes on the vCPU (the air, the broker, the subscribers), by name: where
     the vCPU went is in each point, so a latency that is a wait for the CPU can be told as one."""
     results = []
@@ -281,15 +260,18 @@ def measure(side, pids, subscriber, c_subscriber, rates, seconds, others):
         others0 = {name: cpu_seconds(pid) for name, pid in others.items()}
         busy0, idle0 = vcpu_seconds()
         cpu0 = sum(cpu_seconds(p) for p in pids)
+        events0 = hci_events(hci)
+        queue = QueueWatch()
         t0 = time.monotonic()
         control(f"go {rate} {seconds} {out}")
-        wait_for(f"the air at {rate}/s", lambda: os.path.exists(out), seconds + 120)
+        wait_for(f"the air at {rate}/s", lambda: queue.sample() or os.path.exists(out), seconds + 120)
         # Messages still on their way: wait until none arrived for 10 s (at most 120 s after the air's
         # end); a message later than that counts as lost.
         last = -1
         quiet_since = time.monotonic()
         while time.monotonic() - quiet_since < 10 and time.monotonic() - t0 < seconds + 120:
             time.sleep(0.5)
+            queue.sample()
             n = len(subscriber.messages)
             if n != last:
                 last, quiet_since = n, time.monotonic()
@@ -308,7 +290,9 @@ def measure(side, pids, subscriber, c_subscriber, rates, seconds, others):
                  "lost": len(stamps) - len(seen), "other_messages": other, "window_s": wall,
                  "cpu": cpu, "rss_mb": rss, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99),
                  "c_received": len(c_seen), "c_p50_ms": percentile(c_latencies, 50),
-                 "c_p99_ms": percentile(c_latencies, 99), "vcpu": vcpu}
+                 "c_p99_ms": percentile(c_latencies, 99), "vcpu": vcpu,
+                 "hci_events": None if events0 is None else (hci_events(hci) or 0) - events0,
+                 "hci_socket_max_bytes": queue.most}
         if side == "ours":
             point["gateway_stats"] = our_stats()
         log(f"{side} {rate}/s: {json.dumps(point)}")
@@ -337,6 +321,9 @@ def main():
     result = {"rates": rates, "seconds": args.seconds, "devices": args.devices, "sides": {},
               "kernel": os.uname().release, "cpus": os.cpu_count()}
     c_subscriber = None
+    # Before anything else runs: the vCPU alone.
+    result["sysbench_cpu_events_per_s"] = vcpu_speed()
+    log(f"sysbench cpu (1 thread): {result['sysbench_cpu_events_per_s']} events/s")
     try:
         wait_for("Mosquitto listening on 127.0.0.1:1883", broker_listening, 60)
         subscriber = Subscriber()
@@ -363,7 +350,8 @@ def main():
                 wait_for("the warm-up's end", lambda: os.path.exists(f"{WORK}/warmup-{side}.json"), 300)
                 time.sleep(3)
                 log(f"{side}: warm; measuring")
-                result["sides"][side] = {"points": measure(side, pids, subscriber, c_subscriber, rates, args.seconds, others)}
+                result["sides"][side] = {"points": measure(side, pids, subscriber, c_subscriber, rates, args.seconds, others,
+                                                           hci)}
             except Exception as error:
                 result["sides"][side] = {"error": f"{type(error).__name__}: {error}"}
                 log(f"{side} failed: {error}")
