@@ -142,7 +142,7 @@ let package = Package(
         .testTarget(name: "LineClientTests", dependencies: ["LineClient", "Broker", "NearbyProtocol"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "NearbyProtocol", "Radio", "TestSupport"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Config", "NearbyProtocol", "SystemCall", logging]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "MQTT", "Radio",
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "NearbyProtocol", "Config", "Broker", "LEDs", "MQTT", "Radio",
                                                           "SplitMix", "SystemCall", "TestSupport", logging]),
         // Drives the built `nearby-gateway` binary against btvirt, ALSA's file plugin and the socket.
         .testTarget(name: "EndToEndTests", dependencies: ["NearbyProtocol", "LineClient", "Radio", "SplitMix", "SystemCall", "TestSupport", logging]),

@@ -17,7 +17,7 @@ struct RetainedStore {
         var sequence: UInt32
 
         init(key: String, topic: String, json: String, sequence: UInt32) {
-            let inKey = key.utf8.starts(with: topic.utf8)
+            let inKey = Self.starts(key, with: topic)
             let segments = inKey ? [Substring(key).utf8, Substring(json).utf8]
                                  : [Substring(key).utf8, Substring(topic).utf8, Substring(json).utf8]
             let (bytes, ends) = RetainedCodec.encode(segments, reserving: Trailer.maximumBytes)
@@ -25,6 +25,16 @@ struct RetainedStore {
             Trailer(keyBytes: key.utf8.count, topicBytes: topic.utf8.count, topicAfterKey: !inKey).append(to: &text)
             keyEnd = UInt32(ends[0])
             self.sequence = sequence
+        }
+
+        /// `text` begins with `prefix`, byte for byte (compared at once when both are contiguous).
+        private static func starts(_ text: String, with prefix: String) -> Bool {
+            let fast = text.utf8.withContiguousStorageIfAvailable { text in
+                prefix.utf8.withContiguousStorageIfAvailable { prefix in
+                    prefix.count <= text.count && UnsafeBufferPointer(rebasing: text[..<prefix.count]).elementsEqual(prefix)
+                }
+            }
+            return (fast ?? nil) ?? text.utf8.starts(with: prefix.utf8)
         }
 
         /// A value to look `key` up by (equal and hashed by the key alone).
@@ -105,15 +115,16 @@ struct RetainedStore {
         switch event.retain {
         case .none: return false
         case .set(let key):
-            let sequence: UInt32
-            if let old = entries.remove(Kept(probe: key)) {
-                sequence = old.sequence
+            // The new copy is its own probe (equal and hashed by the key alone): one encoding a set.
+            var kept = Kept(key: key, topic: event.topic, json: event.json, sequence: 0)
+            if let old = entries.remove(kept) {
+                kept.sequence = old.sequence
             } else {
                 if nextSequence == .max { renumber() }
-                sequence = nextSequence
+                kept.sequence = nextSequence
                 nextSequence += 1
             }
-            entries.insert(Kept(key: key, topic: event.topic, json: event.json, sequence: sequence))
+            entries.insert(kept)
             return false
         case .clear(let key):
             guard entries.remove(Kept(probe: key)) != nil else { return false }

@@ -13,6 +13,8 @@ import SystemCall
 /// thread alone, not Dispatch's timer thread and a pool worker.
 public actor LEDPanel {
     private let output: any LEDOutput
+    /// The output's LEDs in the order they are written (sorted once: a found renders them all).
+    private let names: [String]
     private let inputs: [InputWatcher]
     private let clock: PanelClock
     private let logger: Logger
@@ -47,7 +49,8 @@ public actor LEDPanel {
         self.logger = logger
         self.patterns = LEDPatterns(timings: timings)
         // Lines are requested off and the sim starts dark.
-        for name in output.ledNames { shown[name] = false }
+        names = output.ledNames.sorted()
+        for name in names { shown[name] = false }
     }
 
     /// Starts the heartbeat and the input threads.
@@ -64,6 +67,15 @@ public actor LEDPanel {
         let now = clock.now()
         patterns.apply(event, at: now)
         update(at: now)
+    }
+
+    /// Whether the caller runs on this panel's loop, where `handleNow` may be called.
+    public nonisolated var isCurrent: Bool { loop.isCurrent }
+
+    /// `handle` in this call, from code already on the panel's loop (the gateway's manager): a found
+    /// lights its LEDs without a task. Traps on any other thread (check `isCurrent`).
+    public nonisolated func handleNow(_ event: LEDEvent) {
+        assumeIsolated { $0.handle(event) }
     }
 
     /// All LEDs off, input threads stopped, every line released. Idempotent; the gateway calls it
@@ -93,7 +105,9 @@ public actor LEDPanel {
     }
 
     private func render(at now: Duration) {
-        for name in output.ledNames.sorted() {
+        // Read once: asked per LED, the stored patterns were copied for each call.
+        let patterns = self.patterns
+        for name in names {
             let wanted = patterns.level(of: name, at: now)
             guard shown[name] != wanted else { continue }
             do throws(GPIOError) {

@@ -3,6 +3,7 @@
 /// because every module that prints bytes (Radio, Gateway, the CLI) already imports SystemCall.
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
+    private static let uuidDashes = [4, 6, 8, 10]
 
     /// "0a1b…", no separators.
     public static func lower(_ bytes: some Sequence<UInt8>) -> String {
@@ -13,24 +14,33 @@ public enum Hex {
     /// length as plain hex. Written in one pass into one buffer: a found iBeacon's topic, retain key
     /// and JSON each spell its UUID.
     public static func uuid(_ bytes: some Collection<UInt8>) -> String {
-        write(bytes, dashesAfter: bytes.count == 16 ? [4, 6, 8, 10] : [])
+        write(bytes, dashesAfter: bytes.count == 16 ? uuidDashes : [])
     }
 
-    /// Two digits a byte, with a dash after the bytes numbered in `dashesAfter` (ascending).
+    /// Two digits a byte, with a dash after the bytes numbered in `dashesAfter` (ascending). Contiguous
+    /// bytes (an array, a slice) are written straight into the string's storage: a generic loop over
+    /// the sequence cost ~9,000 instructions a UUID, twice per found iBeacon.
     private static func write(_ bytes: some Sequence<UInt8>, dashesAfter: [Int]) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.underestimatedCount * 2 + dashesAfter.count)
-        var count = 0, nextDash = 0
-        for byte in bytes {
-            if nextDash < dashesAfter.count, dashesAfter[nextDash] == count {
-                text.append(UInt8(ascii: "-"))
-                nextDash += 1
+        if let text = bytes.withContiguousStorageIfAvailable({ write($0, dashesAfter: dashesAfter) }) { return text }
+        return write(Array(bytes), dashesAfter: dashesAfter)
+    }
+
+    private static func write(_ bytes: UnsafeBufferPointer<UInt8>, dashesAfter: [Int]) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2 + dashesAfter.count) { text in
+            var count = 0, nextDash = 0, at = 0
+            for byte in bytes {
+                if nextDash < dashesAfter.count, dashesAfter[nextDash] == count {
+                    text[at] = UInt8(ascii: "-")
+                    at += 1
+                    nextDash += 1
+                }
+                text[at] = digits[Int(byte >> 4)]
+                text[at + 1] = digits[Int(byte & 0xF)]
+                at += 2
+                count += 1
             }
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
-            count += 1
+            return at
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// The bytes `text` spells, two hex digits a byte (either case); nil for an odd count or a

@@ -12,6 +12,17 @@ import Testing
         try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
     }
 
+    /// The smoothed RSSI and distance read from the manager's event lines (searched as bytes).
+    @Test func signalReadsRSSIAndDistanceFromAnEventLine() {
+        let found = #"{"namespace":"ibeacon","rssi":-63,"rssi_avg":-63.5,"distance_m":1.25,"uuid":"e2c5","major":1}"#
+        #expect(HomeAssistant.signal(found) == (-63.5, 1.25))
+        #expect(HomeAssistant.signal(#"{"rssi":null,"rssi_avg":null,"distance_m":null}"#) == (nil, nil))
+        #expect(HomeAssistant.signal(#"{"rssi":-80,"rssi_avg":-80.0,"distance_m":15.87}"#) == (-80, 15.87), "the last member: up to the brace")
+        #expect(HomeAssistant.signal(#"{"rssi_avg":-50.0,"distance_m":2}"#) == (nil, 2), "a member is found after a comma only")
+        #expect(HomeAssistant.signal(#"{"text":"é ,\"rssi_avg\":-1","x":1,"rssi_avg":-70.0}"#) == (-70, nil), "escaped quotes in a string do not match")
+        #expect(HomeAssistant.signal("{}") == (nil, nil) && HomeAssistant.signal("") == (nil, nil))
+    }
+
     @Test func configsAreRetainedUnderTheDiscoveryPrefixWithWhatHomeAssistantRequires() throws {
         let ha = HomeAssistant(settings: Self.settings, subscriptions: Self.subscriptions, model: "sim")
         #expect(ha.node == "gw_kitchen_1")

@@ -1,7 +1,8 @@
 import Radio
 
-/// Sightings that wait behind an awaited step of the manager (a found's LEDs, an error state, a new
-/// epoch's air), in the order they were read.
+/// Sightings that wait behind an awaited step of the manager (an error state, a new epoch's air, a
+/// subscriber beacon's scan window, a found whose panel runs on another executor), in the order
+/// they were read.
 ///
 /// The radio hands the manager each read's sightings in one synchronous call on the gateway's loop
 /// (`MessageManager.receive`). Most change nothing a client sees and are done in that call. The

@@ -16,8 +16,9 @@ extension MessageManager {
         assumeIsolated { $0.ingest(read: sightings) }
     }
 
-    /// Ingests `sightings` in order until one needs an await; that one's rest and the sightings after
-    /// it go to one task (`drainAir`, `AirBacklog`).
+    /// Ingests `sightings` in order until one needs an await (a clock step, a peer's epoch ahead, a
+    /// subscriber beacon); that one's rest and the sightings after it go to one task (`drainAir`,
+    /// `AirBacklog`). Founds need none while the panel runs on this loop (`performAtOnce`).
     func ingest(read sightings: [Sighting]) -> Int {
         if airBacklog.draining || airBacklog.closed { return airBacklog.append(contentsOf: sightings) }
         // Cleared by the next sighting; setError awaits the panel.
@@ -67,21 +68,31 @@ extension MessageManager {
         airBacklog.draining = false
     }
 
-    /// Does `effects` now when none needs an await (nothing, signal events, dropped frames' logs: what
-    /// a repeat advert makes); false, and nothing done, otherwise.
+    /// Does `effects` now when none needs an await: signal events and dropped frames' logs (what a
+    /// repeat advert makes), and founds and evictions while the panel runs on this loop (it does in
+    /// the gateway: their LEDs change in this call). False, and nothing done, otherwise: a subscriber
+    /// beacon (its scan window awaits the radio), or a panel on another executor (tests).
     private func performAtOnce(_ effects: AirEffects) -> Bool {
         for effect in effects.effects {
             switch effect {
             case .signal, .dropped: continue
-            case .found, .evicted, .subscriberBeacon: return false
+            case .found, .evicted: if panelIsCurrent { continue } else { return false }
+            case .subscriberBeacon: return false
             }
         }
         for effect in effects.effects {
             switch effect {
+            case .found(let found): announceFoundNow(found)
+            case .evicted(let evicted): reportLost(evicted.entry, reason: "evicted")
             case .signal(let change): publishSignal(change)
             case .dropped(let reason, let source): logDrop(reason, source)
-            case .found, .evicted, .subscriberBeacon: break
+            case .subscriberBeacon: break
             }
+        }
+        // An eviction's lost: its LEDs change now, as `perform` does.
+        if !pendingPanelEvents.isEmpty {
+            for event in pendingPanelEvents { panel?.handleNow(event) }
+            pendingPanelEvents.removeAll()
         }
         return true
     }

@@ -18,16 +18,19 @@ extension MessageManager {
         case .message(let found): message = found
         default:
             let suffix = suffix ?? entry.key.topicSuffix
-            let slash = suffix.firstIndex(of: "/") ?? suffix.endIndex
+            // An iBeacon's and an Eddystone-UID's suffix is ASCII (hex, digits): a byte is a character,
+            // so the byte search finds what the character search does, without grapheme breaking.
+            let ascii = switch entry.key { case .iBeacon, .eddystoneUID: true; default: false }
+            let slash = (ascii ? suffix.utf8.firstIndex(of: UInt8(ascii: "/")) : suffix.firstIndex(of: "/")) ?? suffix.endIndex
             message = Message(namespace: String(suffix[..<slash]), type: String(suffix[slash...].dropFirst()), content: Array(details.content))
         }
         return SightingEvent.json(message: message, medium: details.medium, rssi: entry.rssi, firstSeen: entry.firstSeen,
                                   lastSeen: entry.lastSeen) { writer in
             // Always present (null without an RSSI), so clients and Home Assistant templates can rely on them.
-            writer.add("rssi_avg", rawJSON: entry.smoothedRSSI.map { String(cFormat: "%.1f", $0) } ?? "null")
+            writer.add("rssi_avg", fixed: entry.smoothedRSSI, digits: 1)
             let power = details.medium == .ble ? (details.powerAt1m ?? (details.beaconADType == nil ? settings.distance.ownPowerAt1m : nil)) : nil
             let metres = entry.smoothedRSSI.flatMap { rssi in power.map { settings.distance.metres(rssi: rssi, powerAt1m: $0) } }
-            writer.add("distance_m", rawJSON: metres.map { String(cFormat: "%.2f", $0) } ?? "null")
+            writer.add("distance_m", fixed: metres, digits: 2)
             for (name, value) in details.extraFields { writer.add(name, rawJSON: value) }
             if let reason { writer.add("reason", reason) }
         }

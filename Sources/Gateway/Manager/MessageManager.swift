@@ -319,6 +319,26 @@ actor MessageManager {
 
     /// A new found-set entry: event, LED, log.
     func announceFound(_ found: AirIngest.Found) async {
+        let event = recordFound(found)
+        await panel?.handle(event)
+        reschedule()
+    }
+
+    /// `announceFound` without an await, where the panel runs on this actor's loop (`panelIsCurrent`):
+    /// a read's founds are done in the radio's call (MessageManager+Air.swift).
+    func announceFoundNow(_ found: AirIngest.Found) {
+        let event = recordFound(found)
+        panel?.handleNow(event)
+        // A found adds only its own lost deadline: nothing to arm when the timer is due before it.
+        if timer != nil, let armed = armedDeadline, armed <= found.entry.deadline { return }
+        reschedule()
+    }
+
+    /// The panel can be told in this call: there is none, or it runs on this actor's loop.
+    var panelIsCurrent: Bool { panel?.isCurrent ?? true }
+
+    /// A found's event, log and LED counts; returns what the panel is to be told.
+    private func recordFound(_ found: AirIngest.Found) -> LEDEvent {
         let entry = found.entry, key = entry.key
         // Spelt once for the topic, the retain key and the JSON (an iBeacon's is its UUID in hex).
         let suffix = key.topicSuffix
@@ -327,8 +347,7 @@ actor MessageManager {
                                    retain: .set(retainKey(key, suffix: suffix))))
         ledsByKey[key] = found.leds
         for led in found.leds { litCounts[led, default: 0] += 1 }
-        await panel?.handle(.found(total: found.total, lit: Set(litCounts.keys)))
-        reschedule()
+        return .found(total: found.total, lit: Set(litCounts.keys))
     }
 
     /// A lost entry: event (with `reason` when it did not simply time out), LEDs, log.

@@ -33,6 +33,11 @@ struct EventFanOut: EventSink {
 /// The front panel (implemented by `LEDPanel`).
 protocol PanelInterface: Sendable {
     func handle(_ event: LEDEvent) async
+    /// Whether the caller runs on the panel's executor (the gateway's loop, as the manager does), so
+    /// that `handleNow` may be called.
+    var isCurrent: Bool { get }
+    /// `handle` in this call, without a task or an await; only where `isCurrent`.
+    func handleNow(_ event: LEDEvent)
 }
 
 extension LEDPanel: PanelInterface {}

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SystemCall
 
 /// Writes one-line JSON objects for socket events, members in the order added (stable for people and
 /// for tests). Small on purpose: events are flat objects of strings, numbers, booleans and nulls.
@@ -8,7 +9,8 @@ public struct JSONObjectWriter: Sendable {
     private var bytes: [UInt8] = [UInt8(ascii: "{")]
 
     public init() {
-        bytes.reserveCapacity(256)
+        // A found iBeacon's event is ~450 bytes: written without growing.
+        bytes.reserveCapacity(512)
     }
 
     public mutating func add(_ key: String, _ value: String?) {
@@ -26,13 +28,28 @@ public struct JSONObjectWriter: Sendable {
         bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
+    /// `value` as printf's `%.<digits>f` (`FixedPoint`), or null.
+    public mutating func add(_ key: String, fixed value: Double?, digits: Int) {
+        member(key)
+        if let value { FixedPoint.append(value, digits: digits, to: &bytes) } else { bytes.append(contentsOf: Self.null) }
+    }
+
     /// `json` must already be valid JSON (a nested object or array).
     public mutating func add(_ key: String, rawJSON json: String) {
         member(key)
         bytes.append(contentsOf: json.utf8)
     }
 
-    public var string: String { String(decoding: bytes + [UInt8(ascii: "}")], as: UTF8.self) }
+    /// The object, closed: written once into the string's storage (no array for the closing brace).
+    public var string: String {
+        bytes.withUnsafeBufferPointer { written in
+            String(unsafeUninitializedCapacity: written.count + 1) { text in
+                _ = text.initialize(fromContentsOf: written)
+                text[written.count] = UInt8(ascii: "}")
+                return written.count + 1
+            }
+        }
+    }
 
     public static func quote(_ text: String) -> String {
         var out: [UInt8] = []
@@ -54,6 +71,15 @@ public struct JSONObjectWriter: Sendable {
     /// U+2028 and U+2029, so a consumer's line splitting never cuts an event. Valid UTF-8 in, so a
     /// byte ≥ 0x80 is part of a whole scalar: C1 is C2 80…9F, the separators E2 80 A8/A9.
     static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        // Most texts (member names, topics, timestamps) escape nothing: copied whole.
+        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard !utf8.contains(where: mayEscape) else { return false }
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: utf8)
+            out.append(UInt8(ascii: "\""))
+            return true
+        }
+        if copied == true { return }
         out.append(UInt8(ascii: "\""))
         var utf8 = text.utf8.makeIterator()
         var pending: UInt8? = nil
@@ -82,6 +108,13 @@ public struct JSONObjectWriter: Sendable {
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// A byte the loop below may escape: the quote, the backslash, C0, DEL, and the lead bytes of
+    /// C1 and of the line separators.
+    @inline(__always)
+    private static func mayEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F || byte == 0xC2 || byte == 0xE2
     }
 
     /// `\u` and four lowercase hex digits.

@@ -30,8 +30,18 @@ public enum RetainedCodec {
     }()
 
     private static func hash<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, _ i: Int) -> Int where Bytes.Index == Int {
-        let word = UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24
-        return Int((word &* 2_654_435_761) >> UInt32(32 - hashBits))
+        hash(word: UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)
+    }
+
+    /// The same hash of the four bytes at `i`, read as one little-endian word (the encoder's loop).
+    @inline(__always)
+    private static func hash(_ history: UnsafeMutableBufferPointer<UInt8>, _ i: Int) -> Int {
+        hash(word: UInt32(littleEndian: UnsafeRawPointer(history.baseAddress! + i).loadUnaligned(as: UInt32.self)))
+    }
+
+    @inline(__always)
+    private static func hash(word: UInt32) -> Int {
+        Int((word &* 2_654_435_761) >> UInt32(32 - hashBits))
     }
 
     /// `segments` encoded one after the other into one array; returns it and where each segment's
@@ -67,9 +77,18 @@ public enum RetainedCodec {
         var indexed = max(0, primer.count - 3)   // history positions already in `table`
         for segment in segments {
             let start = count
-            for byte in segment {
-                history[count] = byte
-                count += 1
+            // Copied whole when the text is contiguous (a native string): iterating a substring's
+            // UTF-8 view costs tens of instructions a byte.
+            let copied = segment.withContiguousStorageIfAvailable { bytes in
+                UnsafeMutableBufferPointer(rebasing: history[count...]).initialize(fromContentsOf: bytes)
+            }
+            if let copied {
+                count += copied
+            } else {
+                for byte in segment {
+                    history[count] = byte
+                    count += 1
+                }
             }
             var i = start
             while i < count {
@@ -82,9 +101,7 @@ public enum RetainedCodec {
                 if i + 3 < count {
                     let candidate = Int(table[hash(history, i)])
                     if candidate >= 0, i - candidate <= 0xFFFF {
-                        var n = 0
-                        while i + n < count && n < longest && history[candidate + n] == history[i + n] { n += 1 }
-                        (length, distance) = (n, i - candidate)
+                        (length, distance) = (matching(history, candidate, i, limit: min(count - i, longest)), i - candidate)
                     }
                 }
                 if length >= shortest {
@@ -105,6 +122,22 @@ public enum RetainedCodec {
         bytes.reserveCapacity(written + extra)
         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: out[..<written]))
         return (bytes, ends)
+    }
+
+    /// How many bytes from `from` equal those from `at` (`from` < `at`), up to `limit`: eight at a time
+    /// (most of an event's bytes are in such runs; a byte at a time cost most of the encoding).
+    @inline(__always)
+    private static func matching(_ history: UnsafeMutableBufferPointer<UInt8>, _ from: Int, _ at: Int, limit: Int) -> Int {
+        let bytes = UnsafeRawPointer(history.baseAddress!)
+        var n = 0
+        while n + 8 <= limit {
+            let a = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: from + n, as: UInt64.self))
+            let b = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at + n, as: UInt64.self))
+            if a != b { return n + (a ^ b).trailingZeroBitCount / 8 }
+            n += 8
+        }
+        while n < limit && history[from + n] == history[at + n] { n += 1 }
+        return n
     }
 
     /// The text `bytes` encodes (all its segments, one after the other).

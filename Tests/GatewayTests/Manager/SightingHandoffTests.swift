@@ -1,4 +1,5 @@
 import Config
+import LEDs
 import Logging
 import NearbyProtocol
 import Radio
@@ -9,8 +10,9 @@ import TestSupport
 @testable import Gateway
 
 /// The radio hands the manager each read's sightings in one call on the gateway's loop
-/// (`MessageManager.receive`): repeats are done in that call; what needs an await (a found) and what
-/// follows it go to one task, in order, through a bounded backlog.
+/// (`MessageManager.receive`): repeats are done in that call, and so are founds while the panel runs
+/// on that loop; what needs an await (a found whose panel is elsewhere) and what follows it go to
+/// one task, in order, through a bounded backlog.
 @Suite struct SightingHandoffTests {
     final class Recorder: EventSink {
         let topics: AsyncStream<String>
@@ -24,7 +26,20 @@ import TestSupport
         var all: [String] { published.withLock { $0 } }
     }
 
-    static func manager(_ loop: EventLoop, _ events: Recorder) -> MessageManager {
+    /// The LED changes a simulated panel wrote.
+    final class LEDRecorder: Sendable {
+        private let changes = Mutex<[String]>([])
+        func record(_ name: String, _ on: Bool) { changes.withLock { $0.append("\(name) \(on ? "on" : "off")") } }
+        var all: [String] { changes.withLock { $0 } }
+    }
+
+    /// A simulated panel on `loop` (the gateway's, as GatewayParts wires it), or on a loop of its own.
+    static func panel(_ loop: EventLoop?, _ leds: LEDRecorder) -> LEDPanel {
+        let logger = Logger(label: "handoff-leds") { _ in SwiftLogNoOpLogHandler() }
+        return LEDPanel(output: SimLEDOutput(ledNames: ["found"], logger: logger, sink: leds.record), logger: logger, loop: loop)
+    }
+
+    static func manager(_ loop: EventLoop, _ events: Recorder, panel: LEDPanel? = nil) -> MessageManager {
         // Lost after an hour: under qemu-aarch64 the test took 73 s, and FoundMemoryTests' 30 s lost
         // the beacons between its steps and found them again (4 founds, not 2).
         var beacons = FoundMemoryTests.beacons
@@ -34,7 +49,7 @@ import TestSupport
         let folder = "/tmp/handoff-\(UInt64.random(in: 0...UInt64.max))"
         return MessageManager(
             settings: settings, state: GatewayState(), stateFile: StateFile(path: folder + "/state.json"), air: nil, audio: nil,
-            events: events, panel: nil, logLevel: SharedLogLevel(.info), logger: Logger(label: "handoff") { _ in SwiftLogNoOpLogHandler() },
+            events: events, panel: panel, logLevel: SharedLogLevel(.info), logger: Logger(label: "handoff") { _ in SwiftLogNoOpLogHandler() },
             loop: loop)
     }
 
@@ -43,16 +58,49 @@ import TestSupport
         await withCheckedContinuation { done in loop.execute { done.resume(returning: body()) } }
     }
 
-    @Test func foundsGoThroughTheTaskInOrderAndRepeatsAreDoneInTheCall() async throws {
+    @Test func foundsAndTheirLEDsAreDoneInTheCallWhenThePanelRunsOnTheLoop() async {
         let loop = EventLoop(name: "handoff-manager")
         defer { loop.shutdown() }
-        let events = Recorder()
-        let manager = Self.manager(loop, events)
+        let events = Recorder(), leds = LEDRecorder()
+        let panel = Self.panel(loop, leds)
+        let manager = Self.manager(loop, events, panel: panel)
         let now = ContinuousClock.now
-        // Beacon 1 is new (its found awaits the panel), repeats, then beacon 2 is new: one read.
+        // Beacon 1 is new, repeats, then beacon 2 is new: one read, with no task left behind it.
         let read = [1, 1, 1, 2].map { FoundMemoryTests.sighting($0, at: now) }
-        let dropped = await Self.onLoop(loop) { manager.receive(read) }
-        #expect(dropped == 0)
+        let (dropped, founds, lit, draining) = await Self.onLoop(loop) {
+            let dropped = manager.receive(read)
+            // Still in the radio's call: what a task would do later is done already.
+            let draining = manager.assumeIsolated { $0.airBacklog.draining }
+            return (dropped, events.all.filter { $0.hasPrefix("found/") }, leds.all, draining)
+        }
+        #expect(dropped == 0 && !draining)
+        #expect(founds.count == 2 && founds[0] != founds[1])
+        #expect(lit.first == "found on", "the first found lights the found LED in the same call")
+        #expect(await manager.foundCount == 2)
+        // Known beacons only: the whole read is ingested in the call, nothing left for a task.
+        let later = ContinuousClock.now
+        let repeats = (0..<100).map { FoundMemoryTests.sighting(1 + $0 % 2, at: later) }
+        let (droppedNow, left, drainingNow) = await Self.onLoop(loop) {
+            let dropped = manager.receive(repeats)
+            return manager.assumeIsolated { (dropped, $0.airBacklog.count, $0.airBacklog.draining) }
+        }
+        #expect(droppedNow == 0 && left == 0 && !drainingNow)
+        #expect(events.all.filter { $0.hasPrefix("found/") }.count == 2)
+    }
+
+    @Test func foundsGoThroughTheTaskInOrderWhenThePanelIsElsewhere() async throws {
+        let loop = EventLoop(name: "handoff-manager")
+        defer { loop.shutdown() }
+        let events = Recorder(), leds = LEDRecorder()
+        // The panel on a loop of its own: a found's LEDs need an await.
+        let manager = Self.manager(loop, events, panel: Self.panel(nil, leds))
+        let now = ContinuousClock.now
+        let read = [1, 1, 1, 2].map { FoundMemoryTests.sighting($0, at: now) }
+        let (dropped, draining) = await Self.onLoop(loop) {
+            let dropped = manager.receive(read)
+            return (dropped, manager.assumeIsolated { $0.airBacklog.draining })
+        }
+        #expect(dropped == 0 && draining)
         var topics: [String] = []
         for await topic in events.topics where topic.hasPrefix("found/") {
             topics.append(topic)
@@ -60,15 +108,6 @@ import TestSupport
         }
         #expect(topics.count == 2 && topics[0] != topics[1])
         #expect(await manager.foundCount == 2)
-        // Known beacons only: the whole read is ingested in the call, nothing left for a task.
-        let later = ContinuousClock.now
-        let repeats = (0..<100).map { FoundMemoryTests.sighting(1 + $0 % 2, at: later) }
-        let (droppedNow, left, draining) = await Self.onLoop(loop) {
-            let dropped = manager.receive(repeats)
-            return manager.assumeIsolated { (dropped, $0.airBacklog.count, $0.airBacklog.draining) }
-        }
-        #expect(droppedNow == 0 && left == 0 && !draining)
-        #expect(events.all.filter { $0.hasPrefix("found/") }.count == 2)
     }
 
     @Test func theBacklogIsBoundedDropsTheOldestAndClosesForGood() {
