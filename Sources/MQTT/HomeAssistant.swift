@@ -154,21 +154,14 @@ struct HomeAssistant {
     /// Searched as bytes: `firstRange(of:)` on characters built a search table each call, ~190,000
     /// instructions a found event. The member names and the numbers are ASCII, so a byte is a character.
     static func signal(_ json: String) -> (rssi: Double?, distance: Double?) {
-        func value(_ offsets: Range<Int>?) -> Double? {
-            guard let offsets else { return nil }
-            let utf8 = json.utf8
-            return Double(json[utf8.index(utf8.startIndex, offsetBy: offsets.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: offsets.upperBound)])
-        }
-        let found = json.utf8.withContiguousStorageIfAvailable { bytes in
-            (value(valueRange(after: rssiMember, in: bytes)), value(valueRange(after: distanceMember, in: bytes)))
-        }
-        if let found { return found }
-        func number(_ name: String) -> Double? {
-            guard let start = json.firstRange(of: ",\"\(name)\":")?.upperBound else { return nil }
-            let end = json[start...].firstIndex { $0 == "," || $0 == "}" } ?? json.endIndex
-            return Double(json[start..<end])
-        }
-        return (number("rssi_avg"), number("distance_m"))
+        var json = json
+        json.makeContiguousUTF8()   // a no-op for the manager's lines; then the bytes are always there
+        return json.utf8.withContiguousStorageIfAvailable { bytes in
+            func value(_ member: [UInt8]) -> Double? {
+                valueRange(after: member, in: bytes).flatMap { Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self)) }
+            }
+            return (value(rssiMember), value(distanceMember))
+        } ?? (nil, nil)
     }
 
     private static let rssiMember = Array(#","rssi_avg":"#.utf8), distanceMember = Array(#","distance_m":"#.utf8)
