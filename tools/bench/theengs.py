@@ -31,7 +31,7 @@ def run(binary, top, work, quick):
     with open(out) as f:
         data = json.load(f)
     data["host_load"] = [load, os.getloadavg()]
-    data["qemu_nice"] = os.environ.get("SYSTEM_TEST_NICE", "10")
+    data["qemu_nice"] = os.environ.get("SYSTEM_TEST_NICE", "0")
     if not any("points" in d for d in data["sides"].values()):
         raise RuntimeError(f"no side measured: {data['sides']} (console: {results}/console.log)")
     # A side that failed is reported in the details; the other side's figures are still rows.
