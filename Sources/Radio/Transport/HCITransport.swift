@@ -34,13 +34,13 @@ public enum TransportEvent: Sendable {
 }
 
 extension RadioDevice {
-    /// Opens the transport for this device.
-    public func open() throws(RadioError) -> any HCITransport {
-        try open(recorder: StatisticsRecorder())
+    /// Opens the transport for this device; `loop` polls its descriptor.
+    public func open(loop: EventLoop) throws(RadioError) -> any HCITransport {
+        try open(recorder: StatisticsRecorder(), loop: loop)
     }
 
-    /// With `loop`, the loop polls the descriptor (the radio's own); without, the transport has one.
-    func open(recorder: StatisticsRecorder, loop: EventLoop? = nil) throws(RadioError) -> any HCITransport {
+    /// `loop` polls the descriptor (the radio's).
+    func open(recorder: StatisticsRecorder, loop: EventLoop) throws(RadioError) -> any HCITransport {
         switch self {
         case .h4(let path):
             let fd = try UnixSocket.connect(path: path, device: description)
