@@ -17,7 +17,7 @@ public protocol HCITransport: AnyObject, Sendable {
     func close()
     /// From now on, hands the packets of each read to `receiver` at once, on `loop`'s thread, in one
     /// call, instead of queuing each in `incoming` (which then carries only `.closed`). False when
-    /// this transport's reads do not happen on `loop` (a loop of its own, a test fake): `incoming`
+    /// this transport's reads do not happen on `loop` (another loop's, a test fake): `incoming`
     /// carries everything then.
     func deliverPackets(on loop: EventLoop, to receiver: @escaping @Sendable ([H4Packet]) -> Void) -> Bool
 }

@@ -20,13 +20,15 @@ import Glibc
         #expect(error?.description == "event loop gateway: pipe: Too many open files (errno 24)")
     }
 
-    @Test func aStartedLoopRunsOnItsOwnThread() async throws {
+    /// Its work runs on the thread `top -H` shows as `gateway` (docs/architecture.md's thread table).
+    @Test func theLoopsWorkRunsOnTheThreadNamedGateway() async throws {
         let loop = try GatewayParts.startLoop()
         defer { loop.shutdown() }
-        let onLoop = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
-            loop.execute { done.resume(returning: loop.isCurrent) }
+        let (onLoop, comm) = await withCheckedContinuation { (done: CheckedContinuation<(Bool, [UInt8]), Never>) in
+            loop.execute { done.resume(returning: (loop.isCurrent, (try? SystemCall.readFile("/proc/thread-self/comm")) ?? [])) }
         }
         #expect(onLoop)
+        #expect(comm == Array("gateway\n".utf8))
         #expect(!loop.isCurrent)
     }
 }
