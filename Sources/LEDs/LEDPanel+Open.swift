@@ -15,7 +15,7 @@ extension LEDPanel {
         clock: any Clock<Duration> = ContinuousClock(),
         timings: LEDTimings = .standard,
         logger: Logger,
-        loop: EventLoop? = nil,
+        loop: EventLoop,
         sink: @escaping @Sendable (_ name: String, _ on: Bool) -> Void,
         onPower: @escaping @Sendable (PowerRequest) -> Void
     ) throws(GPIOError) -> LEDPanel {

@@ -28,9 +28,8 @@ public actor LEDPanel {
     /// Tells a timer that fired after being replaced to do nothing.
     private var timerGeneration = 0
     private var isShutDown = false
-    /// This actor's executor; its own (thread "leds") when none is given, as in tests.
+    /// This actor's executor: the gateway's loop.
     nonisolated let loop: EventLoop
-    private nonisolated let ownsLoop: Bool
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     public init(
@@ -39,13 +38,12 @@ public actor LEDPanel {
         clock: any Clock<Duration> = ContinuousClock(),
         timings: LEDTimings = .standard,
         logger: Logger,
-        loop: EventLoop? = nil
+        loop: EventLoop
     ) {
         self.output = output
         self.inputs = inputs
-        self.loop = loop ?? EventLoop(name: "leds")
-        self.ownsLoop = loop == nil
-        self.clock = PanelClock(clock, loop: self.loop)
+        self.loop = loop
+        self.clock = PanelClock(clock, loop: loop)
         self.logger = logger
         self.patterns = LEDPatterns(timings: timings)
         // Lines are requested off and the sim starts dark.
@@ -90,10 +88,6 @@ public actor LEDPanel {
         for input in inputs { await input.stop() }
         output.releaseAll()
         logger.debug("LEDs off and GPIO lines released")
-    }
-
-    deinit {
-        if ownsLoop { loop.finish() }
     }
 
     /// What the output shows now (for `GET`-style diagnostics and tests).

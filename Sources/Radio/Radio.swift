@@ -26,8 +26,6 @@ public actor Radio {
     public typealias SightingHandler = @Sendable ([Sighting]) -> Int
 
     public nonisolated let loop: EventLoop
-    /// Whether the radio made its loop (and ends it with itself) or shares its owner's.
-    private nonisolated let ownsLoop: Bool
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
     public nonisolated let events: EventQueue<RadioEvent>
     nonisolated let sink: EventQueue<RadioEvent>.Sink
@@ -58,9 +56,9 @@ public actor Radio {
     public static let bufferedEvents = 4096
 
     /// `loop`: the gateway's event loop, which the radio then shares with the owner of its sightings
-    /// (so a sighting reaches it without crossing threads); nil gives the radio a loop of its own.
+    /// (so a sighting reaches it without crossing threads). Its owner starts and stops it.
     public init(device: RadioDevice, configuration: RadioConfiguration = RadioConfiguration(), logger: Logger,
-                loop: EventLoop? = nil) {
+                loop: EventLoop) {
         var adapterLogger = logger
         adapterLogger[metadataKey: "device"] = "\(device)"
         self.init(name: device.description, configuration: configuration, logger: logger, loop: loop) { [adapterLogger] recorder, loop throws(RadioError) in
@@ -75,11 +73,10 @@ public actor Radio {
 
     /// Any transport, e.g. a fake controller in tests.
     init(
-        name: String, configuration: RadioConfiguration, logger: Logger, loop: EventLoop? = nil,
+        name: String, configuration: RadioConfiguration, logger: Logger, loop: EventLoop,
         openTransport: @escaping @Sendable (StatisticsRecorder, EventLoop) throws(RadioError) -> any HCITransport
     ) {
-        self.loop = loop ?? EventLoop(name: "radio")
-        ownsLoop = loop == nil
+        self.loop = loop
         device = name
         self.configuration = configuration
         var logger = logger
@@ -88,14 +85,6 @@ public actor Radio {
         self.openTransport = openTransport
         quietWatch = configuration.quietTimeout.map(QuietWatch.init(timeout:))
         (events, sink) = EventQueue.make(limit: Self.bufferedEvents)
-        if let failure = self.loop.failure {
-            logger.warning("no radio thread: the radio runs on the shared pool",
-                           metadata: ["call": "\(failure.call)", "errno": "\(failure.errno.rawValue)"])
-        }
-    }
-
-    deinit {
-        if ownsLoop { loop.finish() }   // no join here: a deinit may run on Swift's pool
     }
 
     /// Input dropped so far (garbage bytes, malformed events and adverts, overflow).

@@ -27,11 +27,10 @@ public protocol LoopWatch: AnyObject, Sendable {
 /// enqueued on the thread itself does not, the loop looks at its queue before it polls again (and
 /// while that queue never empties, polls without waiting at least every `maxPollGap`, 10 ms).
 ///
-/// Should the thread not start (pipe or pthread_create failing), jobs and timers still run, one at a
-/// time, on Swift's pool (`failure` says why); only a descriptor cannot be watched then.
+/// A loop without its thread is no loop: should the pipe or pthread_create fail, `init` throws.
 public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     public typealias TimerID = Int
-    /// Why a loop has no thread: the call that failed and its errno.
+    /// Why a loop could not start: the call that failed and its errno.
     public struct StartFailure: Error, Equatable, Sendable, CustomStringConvertible {
         /// "pipe" (the wake-up pipe) or "pthread_create".
         public let call: String
@@ -44,10 +43,6 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     }
 
     public let name: String
-    /// Why there is no thread; nil while it runs.
-    public var failure: StartFailure? { state.withLock { $0.failure } }
-    /// `failure != nil`, read on every enqueue without the lock.
-    private let threadless = Atomic<Bool>(false)
 
     private enum Work { case job(UnownedJob), call(@Sendable () -> Void) }
     private struct Timer {
@@ -63,23 +58,21 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         var watches: [any LoopWatch] = []
         var stopping = false
         var thread: OSThread.Joinable?
-        var failure: StartFailure?
-        /// Without a thread: someone is running the queue.
-        var draining = false
     }
     private let state = Mutex(State())
-    /// The wake-up pipe (nil without a thread); its descriptors close with the loop.
-    private let wakePipe: WakePipe?
-    /// The end of `wakePipe` the loop polls (-1 without one).
+    /// The wake-up pipe; its descriptors close with the loop.
+    private let wakePipe: WakePipe
+    /// The end of `wakePipe` the loop polls.
     private let wakeFD: Int32
-    /// pthread_self() of whoever runs work right now (the loop thread), 0 when nobody does.
+    /// pthread_self() of the loop thread while it runs, 0 before and after.
     private let runner = Atomic<UInt>(0)
     /// Called on the thread just before it polls, its queue found empty (tests wait for it).
     private let willPoll: (@Sendable () -> Void)?
 
-    /// `wakePipe` opens the wake-up pipe: pipe(2), unless a test makes it fail.
+    /// Starts the loop's thread, named `name`. `wakePipe` opens the wake-up pipe: pipe(2), unless a
+    /// test makes it fail. Throws the call that failed ("pipe" or "pthread_create") and its errno.
     public init(name: String, willPoll: (@Sendable () -> Void)? = nil,
-         wakePipe: () throws(Errno) -> WakePipe = { () throws(Errno) in try WakePipe() }) {
+         wakePipe: () throws(Errno) -> WakePipe = { () throws(Errno) in try WakePipe() }) throws(StartFailure) {
         self.name = name
         self.willPoll = willPoll
         do throws(Errno) {
@@ -87,22 +80,18 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
             wakeFD = pipe.fd
             self.wakePipe = consume pipe
         } catch {
-            self.wakePipe = nil
-            wakeFD = -1
-            runWithoutThread(because: StartFailure(call: "pipe", errno: error))
-            return
+            throw StartFailure(call: "pipe", errno: error)
         }
         do throws(Errno) {
             // The thread holds the loop until it ends (`shutdown`), so it never outlives it.
             let thread = try OSThread.spawn(name: name) { [self] in loop() }
             state.withLock { $0.thread = thread }
         } catch {
-            runWithoutThread(because: StartFailure(call: "pthread_create", errno: error))
+            throw StartFailure(call: "pthread_create", errno: error)
         }
     }
 
-
-    /// Whether the caller runs on the loop (its thread, or whoever drains it without one).
+    /// Whether the caller runs on the loop's thread.
     public var isCurrent: Bool { runner.load(ordering: .acquiring) == UInt(pthread_self()) }
 
     /// Timers scheduled so far (for tests of who waits on the loop).
@@ -135,14 +124,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
             state.timers.insert(Timer(id: id, deadline: deadline, action: action), at: index)
             return id
         }
-        if threadless.load(ordering: .acquiring) {
-            Task.detached { [self] in
-                try? await Task.sleep(until: deadline, clock: .continuous)
-                execute { [self] in fire(id) }
-            }
-        } else if !isCurrent {
-            wake()   // the loop may be polling with a later deadline
-        }
+        if !isCurrent { wake() }   // the loop may be polling with a later deadline
         return id
     }
 
@@ -172,16 +154,14 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
 
     // MARK: the watched descriptor
 
-    /// Polls `watch`'s descriptor from now on, until its `interest()` answers nil. Throws why the
-    /// loop has no thread.
-    public func watch(_ watch: any LoopWatch) throws(StartFailure) {
-        if let failure { throw failure }
+    /// Polls `watch`'s descriptor from now on, until its `interest()` answers nil.
+    public func watch(_ watch: any LoopWatch) {
         state.withLock { $0.watches.append(watch) }
         if !isCurrent { wake() }
     }
 
     /// Makes the loop ask its watch for its interest again (a closing transport, bytes to write).
-    public func wake() { wakePipe?.wake() }
+    public func wake() { wakePipe.wake() }
 
     // MARK: lifetime
 
@@ -197,15 +177,6 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         }
     }
 
-    /// Stops the loop once the work queued so far has run, without waiting for its thread, which
-    /// ends by itself (holding the loop until then). For a deinit, which must never block: it may run
-    /// on Swift's cooperative pool.
-    public func finish() {
-        guard let thread = stop() else { return }
-        thread.detach()
-        if !isCurrent { wake() }
-    }
-
     /// Marks the loop stopping and hands over its thread to end (nil: none, or already handed over).
     private func stop() -> OSThread.Joinable? {
         state.withLock { state in
@@ -217,18 +188,9 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
 
     // MARK: internals
 
-    private func runWithoutThread(because error: StartFailure) {
-        state.withLock { $0.failure = error }
-        threadless.store(true, ordering: .releasing)
-    }
-
     private func submit(_ item: Work) {
         state.withLock { $0.work.append(item) }
-        if threadless.load(ordering: .acquiring) {
-            drainWithoutThread()
-        } else if !isCurrent {
-            wake()
-        }
+        if !isCurrent { wake() }
     }
 
     private func run(_ item: Work) {
@@ -238,14 +200,6 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         case .call(let action):
             action()
         }
-    }
-
-    private func fire(_ id: TimerID) {
-        let timer = state.withLock { state -> Timer? in
-            guard let index = state.timers.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.timers.remove(at: index)
-        }
-        timer?.action()
     }
 
     /// The loop thread: runs what is queued and due, then polls until more is.
@@ -298,7 +252,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
                 for watch in watches { watch.pollFailed(error) }
                 continue
             }
-            if fds[0].revents != 0 { wakePipe?.drain() }
+            if fds[0].revents != 0 { wakePipe.drain() }
             for (watch, polled) in zip(watches, fds.dropFirst()) where polled.revents != 0 { watch.ready(polled.revents) }
         }
         runner.store(0, ordering: .releasing)
@@ -313,30 +267,6 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         guard left > .zero else { return 0 }
         let (seconds, attoseconds) = left.components
         return Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
-    }
-
-    /// Without a thread: whoever finds nobody draining runs the queue on Swift's pool, one item
-    /// at a time, so the loop stays a serial executor.
-    private func drainWithoutThread() {
-        let claimed = state.withLock { state in
-            if state.draining { return false }
-            state.draining = true
-            return true
-        }
-        guard claimed else { return }
-        Task.detached { [self] in
-            runner.store(UInt(pthread_self()), ordering: .releasing)
-            while let item = state.withLock({ state -> Work? in
-                if state.work.isEmpty {
-                    state.draining = false
-                    return nil
-                }
-                return state.work.removeFirst()
-            }) {
-                run(item)
-            }
-            runner.store(0, ordering: .releasing)
-        }
     }
 }
 

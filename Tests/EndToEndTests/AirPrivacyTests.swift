@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Radio
 import Synchronization
+import SystemCall
 import Testing
 
 extension EndToEnd {
@@ -20,7 +21,9 @@ extension EndToEnd {
             b.subscriptions = ["namespace = \"den\"\ntype = \"*\"\nmediums = [\"ble\"]"]
 
             // The sniffer: the Radio module scanning, keeping every manufacturer-specific data field.
-            let sniffer = Radio(device: .h4(path: TestEnvironment.btvirtServer), logger: Logger(label: "sniffer"))
+            let loop = try EventLoop(name: "sniffer")
+            defer { loop.shutdown() }
+            let sniffer = Radio(device: .h4(path: TestEnvironment.btvirtServer), logger: Logger(label: "sniffer"), loop: loop)
             let heard = Heard()
             let running = Task { await sniffer.run() }
             let collecting = Task {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NearbyProtocol
 import Radio
+import SystemCall
 import TestSupport
 import Testing
 
@@ -30,7 +31,9 @@ extension EndToEnd {
             // The authenticated message, on the air all along from a transmitter of our own.
             let codec = FrameCodec(apiKey: key, rotateSeconds: config.rotateSeconds)
             let message = Message(namespace: "flood", type: "keep", content: Array("still here".utf8))
-            let transmitter = Radio(device: .h4(path: air.socketPath), logger: Logger(label: "publisher"))
+            let loop = try EventLoop(name: "publisher")
+            defer { loop.shutdown() }
+            let transmitter = Radio(device: .h4(path: air.socketPath), logger: Logger(label: "publisher"), loop: loop)
             let tasks = [Task { await transmitter.run() }, Task { for await _ in transmitter.events {} }]
             defer { tasks.forEach { $0.cancel() } }
             await transmitter.setAdvertisements(try codec.bleAdverts(for: message, epoch: codec.epoch(at: Date())))

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Radio
 import Synchronization
+import SystemCall
 import TestSupport
 import Testing
 
@@ -25,8 +26,10 @@ extension EndToEnd {
             // An independent scanner, and a sentinel advertiser whose reports pace the "nothing seen" window.
             let sentinel = ADStructure(type: 0xFF, data: [0xFF, 0xFF] + Array("sentinel-\(UUID().uuidString.prefix(8))".utf8)).encoded
             let airLog = AirLog(sentinel: sentinel)
-            let scanner = Radio(device: .h4(path: air.socketPath), logger: Logger(label: "scanner"))
-            let transmitter = Radio(device: .h4(path: air.socketPath), logger: Logger(label: "sentinel"))
+            let loops = [try EventLoop(name: "scanner"), try EventLoop(name: "sentinel")]
+            defer { loops.forEach { $0.shutdown() } }
+            let scanner = Radio(device: .h4(path: air.socketPath), logger: Logger(label: "scanner"), loop: loops[0])
+            let transmitter = Radio(device: .h4(path: air.socketPath), logger: Logger(label: "sentinel"), loop: loops[1])
             let tasks = [Task { await scanner.run() }, Task { await transmitter.run() },
                          Task { for await event in scanner.events { if case .sighting(let s) = event { airLog.record(s.raw) } } },
                          Task { for await _ in transmitter.events {} }]

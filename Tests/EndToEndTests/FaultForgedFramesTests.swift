@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NearbyProtocol
 import Radio
+import SystemCall
 import Testing
 
 extension EndToEnd {
@@ -33,7 +34,9 @@ extension EndToEnd {
             }
 
             // A transmitter of our own on the same air: the Radio module, as a gateway uses it.
-            let transmitter = Radio(device: .h4(path: TestEnvironment.btvirtServer), logger: Logger(label: "attacker"))
+            let loop = try EventLoop(name: "attacker")
+            defer { loop.shutdown() }
+            let transmitter = Radio(device: .h4(path: TestEnvironment.btvirtServer), logger: Logger(label: "attacker"), loop: loop)
             let running = Task { await transmitter.run() }
             let draining = Task { for await _ in transmitter.events {} }
             defer { running.cancel(); draining.cancel() }

@@ -37,8 +37,10 @@ import Testing
 
     @Test func aConfiguredChipThatIsMissingRefusesToOpenThePanel() throws {
         let layout = LEDLayout.raspberryPiDefault(chipLabel: missingLabel)
+        let loop = try EventLoop(name: "panel-loop")
+        defer { loop.shutdown() }
         let error = try #require(throws: GPIOError.self) {
-            try LEDPanel.open(layout: layout, logger: .quiet, sink: { _, _ in }, onPower: { _ in })
+            try LEDPanel.open(layout: layout, logger: .quiet, loop: loop, sink: { _, _ in }, onPower: { _ in })
         }
         #expect(error.kind == .chipMissing)
         #expect(error.chip == missingLabel)
@@ -73,8 +75,10 @@ import Testing
         let messages = EventLog<String>()
         let sunk = EventLog<String>()
         let layout = LEDLayout(chipLabel: nil, leds: ["status": 17, "found": 27, "lost": 22, "error": 23])
+        let loop = try EventLoop(name: "panel-loop")
+        defer { loop.shutdown() }
         let panel = try LEDPanel.open(
-            layout: layout, logger: .capturing(messages),
+            layout: layout, logger: .capturing(messages), loop: loop,
             sink: { name, on in sunk.append("$SYS/led/\(name) \(on ? "on" : "off")") }, onPower: { _ in })
         let notices = messages.items.filter { $0.contains("LEDs are simulated") }
         #expect(notices.count == 1)

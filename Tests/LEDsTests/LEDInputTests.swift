@@ -127,7 +127,9 @@ final class FakeEventSource: GPIOEventSource, @unchecked Sendable {
         let source = FakeEventSource(level: false)
         let input = watcher(.button, source: source, requests: EventLog<PowerRequest>())
         let clock = ManualClock()
-        let panel = LEDPanel(output: RecordingLEDOutput(clock: clock), inputs: [input], clock: clock, logger: .quiet)
+        let loop = try EventLoop(name: "panel-loop")
+        defer { loop.shutdown() }
+        let panel = LEDPanel(output: RecordingLEDOutput(clock: clock), inputs: [input], clock: clock, logger: .quiet, loop: loop)
         await panel.start()
         await panel.shutdown()
         #expect(source.isReleased)

@@ -10,7 +10,9 @@ import Testing
     @Test func heartbeatBlinksWhileStartingThenTurnsSolidWhenActive() async throws {
         let clock = ManualClock()
         let output = RecordingLEDOutput(clock: clock)
-        let panel = LEDPanel(output: output, clock: clock, logger: .quiet)
+        let loop = try EventLoop(name: "panel-loop")
+        defer { loop.shutdown() }
+        let panel = LEDPanel(output: output, clock: clock, logger: .quiet, loop: loop)
         await panel.start()
         _ = try await output.log.first(1)
         clock.advance(by: ms(500))
@@ -33,7 +35,9 @@ import Testing
     @Test func standbyFlashes() async throws {
         let clock = ManualClock()
         let output = RecordingLEDOutput(["status"], clock: clock)
-        let panel = LEDPanel(output: output, clock: clock, logger: .quiet)
+        let loop = try EventLoop(name: "panel-loop")
+        defer { loop.shutdown() }
+        let panel = LEDPanel(output: output, clock: clock, logger: .quiet, loop: loop)
         await panel.handle(.power(.standby))
         await panel.start()
         _ = try await output.log.first(1)
@@ -50,7 +54,9 @@ import Testing
     @Test func foundWinkLostPulseAndSubscriptionLED() async throws {
         let clock = ManualClock()
         let output = RecordingLEDOutput(["found", "lost", "kitchen"], clock: clock)
-        let panel = LEDPanel(output: output, clock: clock, logger: .quiet)
+        let loop = try EventLoop(name: "panel-loop")
+        defer { loop.shutdown() }
+        let panel = LEDPanel(output: output, clock: clock, logger: .quiet, loop: loop)
         await panel.start()
         await panel.handle(.found(total: 1, lit: ["kitchen"]))
         _ = try await output.log.first(2)
@@ -75,7 +81,9 @@ import Testing
     @Test func shutdownDarkensReleasesAndIgnoresLaterEvents() async throws {
         let clock = ManualClock()
         let output = RecordingLEDOutput(clock: clock)
-        let panel = LEDPanel(output: output, clock: clock, logger: .quiet)
+        let loop = try EventLoop(name: "panel-loop")
+        defer { loop.shutdown() }
+        let panel = LEDPanel(output: output, clock: clock, logger: .quiet, loop: loop)
         await panel.start()
         await panel.handle(.errors([.bluetoothPermission]))
         _ = try await output.log.first(2)
@@ -96,7 +104,9 @@ import Testing
         let gone = GPIOError(kind: .chipGone, chip: "pinctrl-bcm2711", line: 23, call: "gpiod_line_set_value", errno: Errno(rawValue: 19))
         let output = RecordingLEDOutput(["error"], clock: clock, failing: gone)
         let messages = EventLog<String>()
-        let panel = LEDPanel(output: output, clock: clock, logger: .capturing(messages))
+        let loop = try EventLoop(name: "panel-loop")
+        defer { loop.shutdown() }
+        let panel = LEDPanel(output: output, clock: clock, logger: .capturing(messages), loop: loop)
         await panel.handle(.errors([.bluetoothPower]))
         await panel.handle(.errors([.bluetoothPower, .microphonePermission]))
         let errors = messages.items.filter { $0.hasPrefix("error") }
@@ -125,7 +135,7 @@ import Testing
     }
 
     @Test func winksAreWrittenOnTheLoopAndWaitOnItsTimers() async throws {
-        let loop = EventLoop(name: "panel-loop")
+        let loop = try EventLoop(name: "panel-loop")
         defer { loop.shutdown() }
         let output = ThreadRecordingOutput(loop: loop)
         let panel = LEDPanel(output: output, logger: .quiet, loop: loop)

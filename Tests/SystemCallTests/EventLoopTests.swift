@@ -67,10 +67,10 @@ private final class Requeueing: Sendable {
         var ends: [Int32] = [-1, -1]
         #expect(pipe(&ends) == 0)
         defer { for fd in ends { close(fd) } }
-        let loop = EventLoop(name: "loop-stall")
+        let loop = try EventLoop(name: "loop-stall")
         defer { loop.shutdown() }
         let (order, sink) = AsyncStream<String>.makeStream()
-        try loop.watch(PipeWatch(fd: ends[0]) { sink.yield("read") })
+        loop.watch(PipeWatch(fd: ends[0]) { sink.yield("read") })
         let writeEnd = ends[1]
         // All on the loop thread, so that nothing the loop does can come between: the timer is
         // armed, the answer arrives, and the thread is held past the deadline.
@@ -100,10 +100,10 @@ private final class Requeueing: Sendable {
         var ends: [Int32] = [-1, -1]
         #expect(pipe(&ends) == 0)
         defer { for fd in ends { close(fd) } }
-        let loop = EventLoop(name: "loop-busy")
+        let loop = try EventLoop(name: "loop-busy")
         defer { loop.shutdown() }
         let (reads, sink) = AsyncStream<Void>.makeStream()
-        try loop.watch(PipeWatch(fd: ends[0]) { sink.yield() })
+        loop.watch(PipeWatch(fd: ends[0]) { sink.yield() })
         let work = Requeueing(loop)
         defer { work.stop() }
         // From the loop itself, so the queue is never empty from here on, then the byte arrives.
@@ -117,9 +117,8 @@ private final class Requeueing: Sendable {
     }
 
     @Test func timersFireInDeadlineOrderOnTheLoopThread() async throws {
-        let loop = EventLoop(name: "loop-timers")
+        let loop = try EventLoop(name: "loop-timers")
         defer { loop.shutdown() }
-        #expect(loop.failure == nil)
         let (fired, sink) = AsyncStream<(Int, Bool)>.makeStream()
         let now = ContinuousClock.now
         // Scheduled out of order, from this (pool) thread.
@@ -142,7 +141,7 @@ private final class Requeueing: Sendable {
 
     @Test func workEnqueuedFromAnotherThreadWakesThePollingLoop() async throws {
         let (polls, sink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let loop = EventLoop(name: "loop-wake", willPoll: { sink.yield() })
+        let loop = try EventLoop(name: "loop-wake", willPoll: { sink.yield() })
         defer { loop.shutdown() }
         let actor = OnLoop(loop)
         // No timer is armed: once the loop has found its queue empty it polls with no timeout, and
@@ -165,7 +164,7 @@ private final class Requeueing: Sendable {
     }
 
     @Test func aCancelledSleepThrowsAtOnce() async throws {
-        let loop = EventLoop(name: "loop-cancel")
+        let loop = try EventLoop(name: "loop-cancel")
         defer { loop.shutdown() }
         let sleeper = Task { try await loop.sleep(for: .seconds(3600)) }
         sleeper.cancel()
@@ -174,7 +173,7 @@ private final class Requeueing: Sendable {
     }
 
     @Test func shutdownRunsWhatIsQueuedAndJoinsTheThread() throws {
-        let loop = EventLoop(name: "loop-join")
+        let loop = try EventLoop(name: "loop-join")
         let ran = Atomic<Bool>(false)
         loop.execute {
             // Slow on purpose, not to synchronise: a shutdown that waits for the thread passes
@@ -187,8 +186,18 @@ private final class Requeueing: Sendable {
         #expect(ranBeforeShutdownReturned)
     }
 
+    /// Issue 38: a loop without its thread used to run its jobs on Swift's pool instead. Now it is
+    /// no loop: the init throws the call that failed and its errno (pipe: pthread_create never ran).
+    @Test func aLoopWhoseWakePipeFailsIsNotMade() {
+        let error = #expect(throws: EventLoop.StartFailure.self) {
+            _ = try EventLoop(name: "no-pipe", wakePipe: { () throws(Errno) in throw Errno(rawValue: EMFILE) })
+        }
+        #expect(error == EventLoop.StartFailure(call: "pipe", errno: Errno(rawValue: EMFILE)))
+        #expect(error?.description == "pipe: Too many open files (errno 24)")
+    }
+
     @Test func shutdownFromTheLoopItselfDoesNotWaitForItself() async throws {
-        let loop = EventLoop(name: "loop-self")
+        let loop = try EventLoop(name: "loop-self")
         let (done, sink) = AsyncStream<Void>.makeStream()
         loop.execute {
             loop.shutdown()

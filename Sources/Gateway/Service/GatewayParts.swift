@@ -51,6 +51,18 @@ struct GatewayParts: Sendable {
         }
     }
 
+    /// Starts the gateway's event loop; without its thread (the wake-up pipe or pthread_create
+    /// failing) the start is refused, naming the call and errno. `wakePipe`: a test makes it fail.
+    static func startLoop(
+        wakePipe: () throws(Errno) -> WakePipe = { () throws(Errno) in try WakePipe() }
+    ) throws(RadioError) -> EventLoop {
+        do throws(EventLoop.StartFailure) {
+            return try EventLoop(name: "gateway", wakePipe: wakePipe)
+        } catch {
+            throw RadioError.system(error.call, device: "event loop gateway", errno: error.errno)
+        }
+    }
+
     private static func assembleHardware(
         config: GatewayConfig, board: Board, state: GatewayState, problem: StateFileProblem?, stateFile: StateFile,
         broker: SocketBroker, logLevel: SharedLogLevel, logger: Logger
@@ -64,12 +76,7 @@ struct GatewayParts: Sendable {
         let events = EventFanOut(sinks: [broker] + (mqtt.map { [$0] } ?? []))
 
         // 3. The gateway's event loop, the executor of the panel, the radio and the manager.
-        let loop = EventLoop(name: "gateway")
-        if let failure = loop.failure {
-            // Without its thread the loop would run on Swift's pool, which blocking work must never
-            // hold: refuse the start, naming the call that failed.
-            throw RadioError.system(failure.call, device: "event loop \(loop.name)", errno: failure.errno)
-        }
+        let loop = try startLoop()
 
         // The front panel: a configured chip that is missing refuses the start (naming chip and errno).
         let (powerRequests, powerContinuation) = AsyncStream<PowerRequest>.makeStream(bufferingPolicy: .bufferingNewest(8))

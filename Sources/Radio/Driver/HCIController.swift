@@ -13,8 +13,6 @@ import SystemCall
 /// command timer), so an answer is matched, and a sequence's next command written, where it is read.
 actor HCIController {
     nonisolated let loop: EventLoop
-    /// No loop given (tests): the controller has its own, stopped when it goes.
-    private nonisolated let ownsLoop: Bool
     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
     nonisolated let device: String
     /// False on a shared kernel socket: see `HCITransport.ownsController`.
@@ -69,10 +67,9 @@ actor HCIController {
 
     init(
         transport: any HCITransport, commandTimeout: Duration, recorder: StatisticsRecorder = StatisticsRecorder(),
-        loop: EventLoop? = nil, reports: (@Sendable ([AdvertisingReports]) -> Void)? = nil
+        loop: EventLoop, reports: (@Sendable ([AdvertisingReports]) -> Void)? = nil
     ) {
-        self.loop = loop ?? EventLoop(name: "hci-controller")
-        ownsLoop = loop == nil
+        self.loop = loop
         self.transport = transport
         self.device = transport.device
         self.ownsController = transport.ownsController
@@ -80,10 +77,6 @@ actor HCIController {
         self.recorder = recorder
         self.reports = reports
         (events, eventSink) = EventQueue.make(limit: Self.bufferedEvents)
-    }
-
-    deinit {
-        if ownsLoop { loop.finish() }   // no join here: a deinit may run on Swift's pool
     }
 
     /// Pumps packets until the transport ends; throws its cause (returns if it was closed by us or

@@ -10,12 +10,12 @@ import Glibc
 /// same deframer handles).
 ///
 /// Reads happen on a `EventLoop`'s thread, never on Swift's shared pool: the loop polls the
-/// descriptor (the radio's own loop, so a Command Complete is read, matched and answered by the
-/// next command on one thread; or a loop of the transport's own). `close()` wakes the loop, which
-/// then closes the descriptor (only the loop does, so a descriptor number is never reused under a
-/// concurrent `send`) and ends `incoming`. One wake reads everything waiting (until EAGAIN, at most
-/// `maxReadsPerWake` reads: on an HCI socket, one advert each), and on the radio's loop that wake's
-/// packets go to the controller in one call (`deliverPackets`) instead of one queued entry each.
+/// descriptor (the radio's loop, so a Command Complete is read, matched and answered by the next
+/// command on one thread). `close()` wakes the loop, which then closes the descriptor (only the
+/// loop does, so a descriptor number is never reused under a concurrent `send`) and ends `incoming`.
+/// One wake reads everything waiting (until EAGAIN, at most `maxReadsPerWake` reads: on an HCI
+/// socket, one advert each), and on the radio's loop that wake's packets go to the controller in one
+/// call (`deliverPackets`) instead of one queued entry each.
 ///
 /// `send` never blocks: it writes with MSG_DONTWAIT what the socket takes and leaves the rest to
 /// the loop, which writes it when poll(2) says the socket has room. A controller that stops
@@ -29,8 +29,6 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
     private let reader = Mutex(Reader())
     private let recorder: StatisticsRecorder
     private let loop: EventLoop
-    /// The loop is the transport's own (nobody gave one): it stops when the transport finishes.
-    private let ownsLoop: Bool
 
     private struct State {
         var fd: Int32?
@@ -67,13 +65,12 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
 
     init(
         fd: Int32, device: String, ownsController: Bool = true, recorder: StatisticsRecorder = StatisticsRecorder(),
-        loop: EventLoop? = nil
+        loop: EventLoop
     ) throws(RadioError) {
         self.device = device
         self.ownsController = ownsController
         self.recorder = recorder
-        self.loop = loop ?? EventLoop(name: "hci-read")
-        ownsLoop = loop == nil
+        self.loop = loop
         (incoming, continuation) = EventQueue.make(limit: Self.bufferedPackets)
         state = Mutex(State(fd: fd))
         do throws(Errno) {
@@ -84,13 +81,7 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
             finish(cause: failure)
             throw failure
         }
-        do throws(EventLoop.StartFailure) {
-            try self.loop.watch(self)
-        } catch {
-            let failure = RadioError.system(error.call, device: device, errno: error.errno)
-            finish(cause: failure)
-            throw failure
-        }
+        loop.watch(self)
     }
 
     func send(_ packet: [UInt8]) throws(RadioError) {
@@ -265,6 +256,5 @@ final class FileDescriptorTransport: HCITransport, LoopWatch {
         state.withLock { $0.receiver = nil }
         continuation.yield(.closed(requested ? nil : cause))
         continuation.finish()
-        if ownsLoop { loop.shutdown() }
     }
 }

@@ -17,7 +17,7 @@ public protocol HCITransport: AnyObject, Sendable {
     func close()
     /// From now on, hands the packets of each read to `receiver` at once, on `loop`'s thread, in one
     /// call, instead of queuing each in `incoming` (which then carries only `.closed`). False when
-    /// this transport's reads do not happen on `loop` (a loop of its own, a test fake): `incoming`
+    /// this transport's reads do not happen on `loop` (another loop's, a test fake): `incoming`
     /// carries everything then.
     func deliverPackets(on loop: EventLoop, to receiver: @escaping @Sendable ([H4Packet]) -> Void) -> Bool
 }
@@ -34,13 +34,13 @@ public enum TransportEvent: Sendable {
 }
 
 extension RadioDevice {
-    /// Opens the transport for this device.
-    public func open() throws(RadioError) -> any HCITransport {
-        try open(recorder: StatisticsRecorder())
+    /// Opens the transport for this device; `loop` polls its descriptor.
+    public func open(loop: EventLoop) throws(RadioError) -> any HCITransport {
+        try open(recorder: StatisticsRecorder(), loop: loop)
     }
 
-    /// With `loop`, the loop polls the descriptor (the radio's own); without, the transport has one.
-    func open(recorder: StatisticsRecorder, loop: EventLoop? = nil) throws(RadioError) -> any HCITransport {
+    /// `loop` polls the descriptor (the radio's).
+    func open(recorder: StatisticsRecorder, loop: EventLoop) throws(RadioError) -> any HCITransport {
         switch self {
         case .h4(let path):
             let fd = try UnixSocket.connect(path: path, device: description)

@@ -33,8 +33,8 @@ import TestSupport
         var all: [String] { changes.withLock { $0 } }
     }
 
-    /// A simulated panel on `loop` (the gateway's, as GatewayParts wires it), or on a loop of its own.
-    static func panel(_ loop: EventLoop?, _ leds: LEDRecorder) -> LEDPanel {
+    /// A simulated panel on `loop`: the manager's (as GatewayParts wires it), or another.
+    static func panel(_ loop: EventLoop, _ leds: LEDRecorder) -> LEDPanel {
         let logger = Logger(label: "handoff-leds") { _ in SwiftLogNoOpLogHandler() }
         return LEDPanel(output: SimLEDOutput(ledNames: ["found"], logger: logger, sink: leds.record), logger: logger, loop: loop)
     }
@@ -58,8 +58,8 @@ import TestSupport
         await withCheckedContinuation { done in loop.execute { done.resume(returning: body()) } }
     }
 
-    @Test func foundsAndTheirLEDsAreDoneInTheCallWhenThePanelRunsOnTheLoop() async {
-        let loop = EventLoop(name: "handoff-manager")
+    @Test func foundsAndTheirLEDsAreDoneInTheCallWhenThePanelRunsOnTheLoop() async throws {
+        let loop = try EventLoop(name: "handoff-manager")
         defer { loop.shutdown() }
         let events = Recorder(), leds = LEDRecorder()
         let panel = Self.panel(loop, leds)
@@ -89,11 +89,13 @@ import TestSupport
     }
 
     @Test func foundsGoThroughTheTaskInOrderWhenThePanelIsElsewhere() async throws {
-        let loop = EventLoop(name: "handoff-manager")
+        let loop = try EventLoop(name: "handoff-manager")
         defer { loop.shutdown() }
+        let panelLoop = try EventLoop(name: "handoff-panel")
+        defer { panelLoop.shutdown() }
         let events = Recorder(), leds = LEDRecorder()
-        // The panel on a loop of its own: a found's LEDs need an await.
-        let manager = Self.manager(loop, events, panel: Self.panel(nil, leds))
+        // The panel on another loop: a found's LEDs need an await.
+        let manager = Self.manager(loop, events, panel: Self.panel(panelLoop, leds))
         let now = ContinuousClock.now
         let read = [1, 1, 1, 2].map { FoundMemoryTests.sighting($0, at: now) }
         let (dropped, draining) = await Self.onLoop(loop) {

@@ -1,3 +1,4 @@
+import SystemCall
 import Testing
 
 @testable import Radio
@@ -9,9 +10,9 @@ import Testing
     typealias FakeDevice = RadioLogicTests.FakeDevice
     let a: [UInt8] = [0x02, 0x01, 0x06], b: [UInt8] = [0x03, 0xFF, 0x01, 0x02], c: [UInt8] = [0x03, 0xFF, 0x03, 0x04]
 
-    private func start(sets: UInt8?, shared: Bool = false) async throws -> (Radio, Task<Void, Never>, FakeController, ControllerInfo) {
+    private func start(sets: UInt8?, shared: Bool = false, loop: EventLoop) async throws -> (Radio, Task<Void, Never>, FakeController, ControllerInfo) {
         let device = FakeDevice(shared: shared, responder: FakeController.extended(sets: sets))
-        let radio = Self.radio(on: device)
+        let radio = Self.radio(on: device, loop: loop)
         let task = Task { await radio.run() }
         let info = try await first("up", in: radio.events) { $0.upInfo }
         let fake = try await first("connection", in: device.connections) { $0 }
@@ -20,14 +21,14 @@ import Testing
         return (radio, task, fake, info)
     }
 
-    /// A radio on the fake device, with a 20 ms advertising tick and a 5 s command timeout.
-    static func radio(on device: FakeDevice) -> Radio {
+    /// A radio on the fake device and the test's loop, with a 20 ms advertising tick and a 5 s command timeout.
+    static func radio(on device: FakeDevice, loop: EventLoop) -> Radio {
         Radio(
             name: "fake",
             configuration: RadioConfiguration(
                 advertisingInterval: .milliseconds(20), commandTimeout: .seconds(5), reconnectInitialDelay: .milliseconds(1),
                 reconnectMaximumDelay: .milliseconds(10)),
-            logger: quietLogger
+            logger: quietLogger, loop: loop
         ) { _, _ throws(RadioError) in try device.open() }
     }
 
@@ -59,7 +60,9 @@ import Testing
     }
 
     @Test func eachPayloadGetsItsOwnSetAndIdleSendsNothing() async throws {
-        let (radio, task, fake, _) = try await start(sets: 4)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (radio, task, fake, _) = try await start(sets: 4, loop: loop)
         defer { task.cancel() }
         #expect(await radio.link?.advertisingSets == 4)
         await radio.setAdvertisements([a, b])
@@ -83,7 +86,9 @@ import Testing
     }
 
     @Test func aChangedPayloadTouchesOnlyItsSet() async throws {
-        let (radio, task, fake, _) = try await start(sets: 4)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (radio, task, fake, _) = try await start(sets: 4, loop: loop)
         defer { task.cancel() }
         await radio.setAdvertisements([a, b])
         _ = try await next(fake, 7)
@@ -96,7 +101,9 @@ import Testing
     }
 
     @Test func anAddressRotationTurnsEverySetOffAndOnTogether() async throws {
-        let (radio, task, fake, _) = try await start(sets: 4)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (radio, task, fake, _) = try await start(sets: 4, loop: loop)
         defer { task.cancel() }
         await radio.setAdvertisements([a, b])
         let first = try await next(fake, 7)
@@ -114,7 +121,9 @@ import Testing
     }
 
     @Test func setsNoPayloadNeedsAreRemovedAndClearedWhenAllGo() async throws {
-        let (radio, task, fake, _) = try await start(sets: 4)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (radio, task, fake, _) = try await start(sets: 4, loop: loop)
         defer { task.cancel() }
         await radio.setAdvertisements([a, b, c])
         _ = try await next(fake, 10)
@@ -131,7 +140,9 @@ import Testing
     }
 
     @Test func aSharedControllerLosesOnlyOurSetsOneByOne() async throws {
-        let (radio, task, fake, _) = try await start(sets: 4, shared: true)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (radio, task, fake, _) = try await start(sets: 4, shared: true, loop: loop)
         defer { task.cancel() }
         await radio.setAdvertisements([a, b])
         _ = try await nextSkippingProbes(fake, 7)
@@ -142,7 +153,9 @@ import Testing
     }
 
     @Test func morePayloadsThanSetsRotateOneSet() async throws {
-        let (radio, task, fake, _) = try await start(sets: 2)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (radio, task, fake, _) = try await start(sets: 2, loop: loop)
         defer { task.cancel() }
         await radio.setAdvertisements([a, b])
         let sent = try await next(fake, 7)
@@ -165,7 +178,9 @@ import Testing
     }
 
     @Test func aControllerThatCannotCountItsSetsGetsOne() async throws {
-        let (radio, task, fake, info) = try await start(sets: nil)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (radio, task, fake, info) = try await start(sets: nil, loop: loop)
         defer { task.cancel() }
         #expect(info.usesExtendedAdvertising)
         #expect(await radio.link?.advertisingSets == 1)

@@ -12,7 +12,9 @@ import Testing
     func withController(
         _ fake: FakeController, timeout: Duration = .seconds(60), _ body: (HCIController) async throws -> Void
     ) async throws {
-        let controller = HCIController(transport: fake, commandTimeout: timeout)
+        let loop = try EventLoop(name: "hci-test")
+        defer { loop.shutdown() }
+        let controller = HCIController(transport: fake, commandTimeout: timeout, loop: loop)
         // Started on the controller's loop, as the radio's child tasks are: a pump waiting for
         // Swift's pool (busy with the property tests) would let the loop's command timer fire first.
         let pump = Task(executorPreference: controller.loop) { try await controller.run() }
@@ -188,7 +190,9 @@ import Testing
 
     @Test func aVanishingTransportFailsWaitingCommandsWithItsCause() async throws {
         let fake = FakeController { _ in .none }
-        let controller = HCIController(transport: fake, commandTimeout: .seconds(30))
+        let loop = try EventLoop(name: "hci-test")
+        defer { loop.shutdown() }
+        let controller = HCIController(transport: fake, commandTimeout: .seconds(30), loop: loop)
         // Started on the controller's loop, as the radio's child tasks are: a pump waiting for
         // Swift's pool (busy with the property tests) would let the loop's command timer fire first.
         let pump = Task(executorPreference: controller.loop) { try await controller.run() }
@@ -227,7 +231,9 @@ import Testing
     @Test func otherEventsArePassedOnAndMalformedOnesCounted() async throws {
         let fake = FakeController()
         let recorder = StatisticsRecorder()
-        let controller = HCIController(transport: fake, commandTimeout: .seconds(5), recorder: recorder)
+        let loop = try EventLoop(name: "hci-test")
+        defer { loop.shutdown() }
+        let controller = HCIController(transport: fake, commandTimeout: .seconds(5), recorder: recorder, loop: loop)
         // Started on the controller's loop, as the radio's child tasks are: a pump waiting for
         // Swift's pool (busy with the property tests) would let the loop's command timer fire first.
         let pump = Task(executorPreference: controller.loop) { try await controller.run() }

@@ -11,7 +11,9 @@ import Testing
 @Suite struct LivenessProbeTests {
     @Test func aReportingControllerIsNotProbedAQuietOneIs() async throws {
         let device = RadioLogicTests.FakeDevice(shared: true, responder: FakeController.btvirtLike)
-        let radio = AdvertisingSetsTests.radio(on: device)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let radio = AdvertisingSetsTests.radio(on: device, loop: loop)
         let task = Task { await radio.run() }
         defer { task.cancel() }
         _ = try await first("up", in: radio.events) { $0.upInfo }

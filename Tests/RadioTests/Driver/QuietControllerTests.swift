@@ -1,4 +1,5 @@
 import Foundation
+import SystemCall
 import TestSupport
 import Testing
 
@@ -15,7 +16,9 @@ import Testing
     @Test func aControllerThatGoesQuietIsResetAndTheRadioHearsAgain() async throws {
         let controller = try ScriptedController(path: Self.socketPath("reset"))
         defer { controller.stop() }
-        let radio = Radio(device: .h4(path: controller.path), configuration: RadioConfiguration(quietTimeout: .seconds(1)), logger: quietLogger)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let radio = Radio(device: .h4(path: controller.path), configuration: RadioConfiguration(quietTimeout: .seconds(1)), logger: quietLogger, loop: loop)
         let task = Task { await radio.run() }
         defer { task.cancel() }
         _ = try await first("controller up", in: radio.events) { $0.upInfo }
@@ -43,7 +46,9 @@ import Testing
         controller.reporting = false   // nothing on the air, ever
         // Re-announced every interval: the radio's own commands measure the time that passes.
         let configuration = RadioConfiguration(reannounce: .everyInterval, quietTimeout: .seconds(1))
-        let radio = Radio(device: .h4(path: controller.path), configuration: configuration, logger: quietLogger)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let radio = Radio(device: .h4(path: controller.path), configuration: configuration, logger: quietLogger, loop: loop)
         let task = Task { await radio.run() }
         defer { task.cancel() }
         let events = Task {

@@ -43,19 +43,20 @@ import Testing
         }
     }
 
-    func makeRadio(_ device: FakeDevice, interval: Duration = .milliseconds(20)) -> Radio {
+    /// A radio on `loop`, which the test made (as the gateway gives the radio its loop) and shuts down.
+    func makeRadio(_ device: FakeDevice, interval: Duration = .milliseconds(20), loop: EventLoop) -> Radio {
         Radio(
             name: "fake",
             configuration: RadioConfiguration(
                 advertisingInterval: interval, commandTimeout: .seconds(5), reconnectInitialDelay: .milliseconds(1),
                 reconnectMaximumDelay: .milliseconds(10)),
-            logger: quietLogger
+            logger: quietLogger, loop: loop
         ) { _, _ throws(RadioError) in try device.open() }
     }
 
     /// A radio on `device` that has come up, with its controller's reset and three reads consumed.
-    func started(_ device: FakeDevice, interval: Duration) async throws -> (Radio, Task<Void, Never>, FakeController) {
-        let radio = makeRadio(device, interval: interval)
+    func started(_ device: FakeDevice, interval: Duration, loop: EventLoop) async throws -> (Radio, Task<Void, Never>, FakeController) {
+        let radio = makeRadio(device, interval: interval, loop: loop)
         let task = Task { await radio.run() }
         do {
             _ = try await first("up", in: radio.events) { $0.upInfo }
@@ -77,7 +78,9 @@ import Testing
 
     @Test func comingUpResetsAndReadsTheController() async throws {
         let device = FakeDevice()
-        let radio = makeRadio(device)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let radio = makeRadio(device, loop: loop)
         let task = Task { await radio.run() }
         defer { task.cancel() }
         let info = try await first("up", in: radio.events) { $0.upInfo }
@@ -91,7 +94,9 @@ import Testing
 
     @Test func aControllerSharedWithTheKernelIsNotReset() async throws {
         let device = FakeDevice(shared: true)
-        let radio = makeRadio(device)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let radio = makeRadio(device, loop: loop)
         let task = Task { await radio.run() }
         defer { task.cancel() }
         _ = try await first("up", in: radio.events) { $0.upInfo }
@@ -102,7 +107,9 @@ import Testing
 
     @Test func legacyAdvertisingRotatesPayloadsByReenabling() async throws {
         let device = FakeDevice()
-        let radio = makeRadio(device)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let radio = makeRadio(device, loop: loop)
         let task = Task { await radio.run() }
         defer { task.cancel() }
         _ = try await first("up", in: radio.events) { $0.upInfo }
@@ -128,7 +135,9 @@ import Testing
 
     @Test func aSinglePayloadIsReannouncedEveryInterval() async throws {
         let device = FakeDevice()
-        let radio = makeRadio(device)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let radio = makeRadio(device, loop: loop)
         let task = Task { await radio.run() }
         defer { task.cancel() }
         _ = try await first("up", in: radio.events) { $0.upInfo }
@@ -143,7 +152,9 @@ import Testing
 
     @Test func rotatingTheAddressPausesLegacyScanning() async throws {
         let device = FakeDevice()
-        let (radio, task, fake) = try await started(device, interval: .seconds(60))
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (radio, task, fake) = try await started(device, interval: .seconds(60), loop: loop)
         defer { task.cancel() }
         await radio.setScanning(true)
         #expect(try await commands(fake, 2).map(\.opcode) == [.leSetScanParameters, .leSetScanEnable])
@@ -161,7 +172,9 @@ import Testing
 
     @Test func newPayloadsAndANewAddressGoOutTogether() async throws {
         let device = FakeDevice()
-        let (radio, task, fake) = try await started(device, interval: .seconds(60))
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (radio, task, fake) = try await started(device, interval: .seconds(60), loop: loop)
         defer { task.cancel() }
         await radio.setAdvertisements([[0x02, 0x01, 0x06]])
         let initial = try await commands(fake, 4)
@@ -185,7 +198,9 @@ import Testing
             }
             return FakeController.btvirtLike(command)
         }
-        let (radio, task, fake) = try await started(device, interval: .seconds(60))
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (radio, task, fake) = try await started(device, interval: .seconds(60), loop: loop)
         defer { task.cancel() }
         await radio.setAdvertisements([[0x02, 0x01, 0x06]])
         let initial = try await commands(fake, 4)
@@ -199,7 +214,9 @@ import Testing
 
     @Test func extendedControllersGetTheExtendedCommands() async throws {
         let device = FakeDevice(responder: FakeController.extendedCapable)
-        let radio = makeRadio(device, interval: .seconds(60))
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let radio = makeRadio(device, interval: .seconds(60), loop: loop)
         let task = Task { await radio.run() }
         defer { task.cancel() }
         let info = try await first("up", in: radio.events) { $0.upInfo }
@@ -220,7 +237,9 @@ import Testing
             command.opcode == .leReadLocalSupportedFeatures
                 ? .complete(parameters: [0x0B, 0x10, 0, 0, 0, 0, 0, 0]) : FakeController.btvirtLike(command)
         }
-        let radio = makeRadio(device)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let radio = makeRadio(device, loop: loop)
         let task = Task { await radio.run() }
         defer { task.cancel() }
         let info = try await first("up", in: radio.events) { $0.upInfo }
@@ -230,7 +249,9 @@ import Testing
 
     @Test func reportsBecomeSightingsAndBadOnesAreCounted() async throws {
         let device = FakeDevice()
-        let radio = makeRadio(device)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let radio = makeRadio(device, loop: loop)
         let task = Task { await radio.run() }
         defer { task.cancel() }
         _ = try await first("up", in: radio.events) { $0.upInfo }
@@ -245,7 +266,9 @@ import Testing
 
     @Test func anOutageIsReportedOnceAndStateIsRestoredOnReconnect() async throws {
         let device = FakeDevice(failures: 3)
-        let radio = makeRadio(device)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let radio = makeRadio(device, loop: loop)
         let task = Task { await radio.run() }
         defer { task.cancel() }
         // Three failed attempts before the first success: one `down`, then `up`.
@@ -285,7 +308,9 @@ import Testing
 
     @Test func aHardwareErrorResetsTheController() async throws {
         let device = FakeDevice()
-        let radio = makeRadio(device)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let radio = makeRadio(device, loop: loop)
         let task = Task { await radio.run() }
         defer { task.cancel() }
         _ = try await first("up", in: radio.events) { $0.upInfo }
@@ -301,7 +326,9 @@ import Testing
 
     @Test func overlongPayloadsAreRefusedAndCounted() async throws {
         let device = FakeDevice()
-        let radio = makeRadio(device)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let radio = makeRadio(device, loop: loop)
         await radio.setAdvertisements([[UInt8](repeating: 1, count: 32), [0x02, 0x01, 0x06]])
         #expect(radio.statistics.refusedAdvertisements == 1)
         #expect(await radio.advertisements == [[0x02, 0x01, 0x06]])

@@ -1,4 +1,5 @@
 import Synchronization
+import SystemCall
 import Testing
 
 @testable import Radio
@@ -18,13 +19,13 @@ import Testing
         }
     }
 
-    private func start(_ device: FakeDevice, reannounce: ReannouncePolicy = .automatic) async throws -> (Radio, Task<Void, Never>, FakeController, ControllerInfo) {
+    private func start(_ device: FakeDevice, reannounce: ReannouncePolicy = .automatic, loop: EventLoop) async throws -> (Radio, Task<Void, Never>, FakeController, ControllerInfo) {
         let radio = Radio(
             name: "fake",
             configuration: RadioConfiguration(
                 advertisingInterval: .milliseconds(20), commandTimeout: .seconds(5), reconnectInitialDelay: .milliseconds(1),
                 reconnectMaximumDelay: .milliseconds(10), reannounce: reannounce),
-            logger: quietLogger
+            logger: quietLogger, loop: loop
         ) { _, _ throws(RadioError) in try device.open() }
         let task = Task { await radio.run() }
         let info = try await first("up", in: radio.events) { $0.upInfo }
@@ -40,17 +41,21 @@ import Testing
     }
 
     @Test func btvirtIsRecognisedAndRealControllersAreNot() async throws {
-        let (_, emulated, _, info) = try await start(FakeDevice())
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (_, emulated, _, info) = try await start(FakeDevice(), loop: loop)
         emulated.cancel()
         #expect(info.isBlueZEmulator)
-        let (_, real, _, periodicInfo) = try await start(FakeDevice(responder: Self.periodic))
+        let (_, real, _, periodicInfo) = try await start(FakeDevice(responder: Self.periodic), loop: loop)
         real.cancel()
         #expect(!periodicInfo.isBlueZEmulator)
         #expect(periodicInfo.manufacturer == 0x000F)
     }
 
     @Test func aPeriodicControllerGetsASinglePayloadOnce() async throws {
-        let (radio, task, fake, _) = try await start(FakeDevice(responder: Self.periodic))
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (radio, task, fake, _) = try await start(FakeDevice(responder: Self.periodic), loop: loop)
         defer { task.cancel() }
         let payload: [UInt8] = [0x02, 0x01, 0x06]
         await radio.setAdvertisements([payload])
@@ -75,7 +80,9 @@ import Testing
     }
 
     @Test func theSameControllerForcedToReannounceGetsAnEnablePerInterval() async throws {
-        let (radio, task, fake, _) = try await start(FakeDevice(responder: Self.periodic), reannounce: .everyInterval)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (radio, task, fake, _) = try await start(FakeDevice(responder: Self.periodic), reannounce: .everyInterval, loop: loop)
         defer { task.cancel() }
         await radio.setAdvertisements([[0x02, 0x01, 0x06]])
         _ = try await next(fake, 4)
@@ -86,7 +93,9 @@ import Testing
     /// Issue 31: a legacy controller takes new data while it advertises, so a rotation step is the
     /// data alone (it was disable → data → enable, btvirt's need, three commands every interval).
     @Test func severalPayloadsRotateOnAPeriodicControllerByDataAloneAndANewOneGoesFirst() async throws {
-        let (radio, task, fake, _) = try await start(FakeDevice(responder: Self.periodic))
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let (radio, task, fake, _) = try await start(FakeDevice(responder: Self.periodic), loop: loop)
         defer { task.cancel() }
         let a: [UInt8] = [0x02, 0x01, 0x06], b: [UInt8] = [0x03, 0xFF, 0x01, 0x02], c: [UInt8] = [0x03, 0xFF, 0x03, 0x04]
         await radio.setAdvertisements([a, b])

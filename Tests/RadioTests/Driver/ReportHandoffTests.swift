@@ -18,7 +18,7 @@ import Glibc
     @Test func aReadsReportsReachTheControllersHandlerInOneCallOnTheLoop() async throws {
         var fds: [Int32] = [-1, -1]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
-        let loop = EventLoop(name: "handoff-test")
+        let loop = try EventLoop(name: "handoff-test")
         defer { loop.shutdown() }
         let transport = try FileDescriptorTransport(fd: fds[0], device: "pair", loop: loop)
         let (calls, call) = AsyncStream<(events: Int, reports: Int, onLoop: Bool)>.makeStream()
@@ -44,7 +44,9 @@ import Glibc
 
     @Test func theRadioHandsSightingsToItsHandlerAndCountsWhatItDropped() async throws {
         let device = RadioLogicTests.FakeDevice()
-        let radio = RadioLogicTests().makeRadio(device)
+        let loop = try EventLoop(name: "handoff-test")
+        defer { loop.shutdown() }
+        let radio = RadioLogicTests().makeRadio(device, loop: loop)
         let (batches, batch) = AsyncStream<[Sighting]>.makeStream()
         let calls = Mutex(0)
         radio.handSightings { sightings in

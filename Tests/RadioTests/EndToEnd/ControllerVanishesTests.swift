@@ -1,4 +1,5 @@
 import Logging
+import SystemCall
 import TestSupport
 import Testing
 
@@ -17,8 +18,10 @@ struct ControllerVanishesTests {
         let configuration = RadioConfiguration(reconnectInitialDelay: .milliseconds(20), reconnectMaximumDelay: .milliseconds(200))
         let (logLines, logSink) = AsyncStream<String>.makeStream()
         let scannerLogger = Logger(label: "scanner") { _ in StreamLogHandler(sink: logSink) }
-        let advertiser = Radio(device: device, configuration: configuration, logger: quietLogger)
-        let scanner = Radio(device: device, configuration: configuration, logger: scannerLogger)
+        let loops = [try EventLoop(name: "advertiser"), try EventLoop(name: "scanner")]
+        defer { loops.forEach { $0.shutdown() } }
+        let advertiser = Radio(device: device, configuration: configuration, logger: quietLogger, loop: loops[0])
+        let scanner = Radio(device: device, configuration: configuration, logger: scannerLogger, loop: loops[1])
         let tasks = [advertiser, scanner].map { radio in Task { await radio.run() } }
         defer { tasks.forEach { $0.cancel() } }
         // The relay appears once the private btvirt accepts; until then the radios retry.

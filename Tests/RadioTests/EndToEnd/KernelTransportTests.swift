@@ -1,3 +1,4 @@
+import SystemCall
 import Testing
 
 @testable import Radio
@@ -28,7 +29,9 @@ struct KernelTransportTests {
     @Test(arguments: [false, true])
     func openingFailsWithTheDeviceAndErrno(exclusive: Bool) throws {
         let expected = Self.expectedErrno
-        let error = try #require(throws: RadioError.self) { _ = try RadioDevice.kernel(index: Self.index, exclusive: exclusive).open() }
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
+        let error = try #require(throws: RadioError.self) { _ = try RadioDevice.kernel(index: Self.index, exclusive: exclusive).open(loop: loop) }
         #expect(error.device == "hci\(Self.index)")
         #expect(error.errno?.rawValue == expected)
         #expect(error.kind == (expected == EPERM || expected == EACCES ? .permission : .unavailable))
@@ -37,10 +40,12 @@ struct KernelTransportTests {
 
     @Test func aRadioOnAMissingDeviceReportsDownOnceWithTheCause() async throws {
         let expected = Self.expectedErrno
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
         let radio = Radio(
             device: try RadioDevice(parsing: "hci\(Self.index)", exclusive: false),
             configuration: RadioConfiguration(reconnectInitialDelay: .milliseconds(1), reconnectMaximumDelay: .milliseconds(5)),
-            logger: quietLogger)
+            logger: quietLogger, loop: loop)
         let task = Task { await radio.run() }
         let down = try await first("down", in: radio.events) { $0.downError }
         #expect(down.errno?.rawValue == expected)

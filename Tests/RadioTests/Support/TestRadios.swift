@@ -1,5 +1,6 @@
 import Logging
 import Synchronization
+import SystemCall
 
 @testable import Radio
 
@@ -14,12 +15,15 @@ func uniqueBytes(_ count: Int) -> [UInt8] {
 
 let quietLogger = Logger(label: "radio-test") { _ in SwiftLogNoOpLogHandler() }
 
-/// Runs `body` with running radios that have come up; stops them afterwards.
+/// Runs `body` with running radios that have come up, each on a loop of its own as each gateway's
+/// radio is; stops them afterwards.
 func withRadios(
     _ count: Int, device: RadioDevice = sharedAir, configuration: RadioConfiguration = RadioConfiguration(),
     _ body: ([Radio]) async throws -> Void
 ) async throws {
-    let radios = (0..<count).map { _ in Radio(device: device, configuration: configuration, logger: quietLogger) }
+    let loops = try (0..<count).map { try EventLoop(name: "radio-\($0)") }
+    defer { loops.forEach { $0.shutdown() } }
+    let radios = loops.map { Radio(device: device, configuration: configuration, logger: quietLogger, loop: $0) }
     let tasks = radios.map { radio in Task { await radio.run() } }
     defer { tasks.forEach { $0.cancel() } }
     for radio in radios {

@@ -84,9 +84,11 @@ import Glibc
     @Test func aRadioReportsDownAgainOnceTheFailureNamesAFix() async throws {
         let (eightAttempts, reached) = AsyncStream<Void>.makeStream()
         let attempts = Mutex(0)
+        let loop = try EventLoop(name: "radio-test")
+        defer { loop.shutdown() }
         let radio = Radio(
             name: "hci0", configuration: RadioConfiguration(reconnectInitialDelay: .milliseconds(1), reconnectMaximumDelay: .milliseconds(2)),
-            logger: quietLogger
+            logger: quietLogger, loop: loop
         ) { _, _ throws(RadioError) in
             let attempt = attempts.withLock { $0 += 1; return $0 }
             if attempt == 8 { reached.yield() }

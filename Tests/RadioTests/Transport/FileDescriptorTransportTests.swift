@@ -10,11 +10,11 @@ import Glibc
 
 /// The reader thread, on a socketpair standing in for the controller's end.
 @Suite struct FileDescriptorTransportTests {
-    /// (our end wrapped in a transport, the controller's raw end)
-    func makePair(_ recorder: StatisticsRecorder = StatisticsRecorder()) throws -> (FileDescriptorTransport, Int32) {
+    /// (our end wrapped in a transport that `loop` polls, the controller's raw end)
+    func makePair(_ recorder: StatisticsRecorder = StatisticsRecorder(), loop: EventLoop) throws -> (FileDescriptorTransport, Int32) {
         var fds: [Int32] = [-1, -1]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
-        return (try FileDescriptorTransport(fd: fds[0], device: "pair", recorder: recorder), fds[1])
+        return (try FileDescriptorTransport(fd: fds[0], device: "pair", recorder: recorder, loop: loop), fds[1])
     }
 
     func write(_ fd: Int32, _ bytes: [UInt8]) {
@@ -23,7 +23,9 @@ import Glibc
 
     @Test func packetsInPiecesAndGarbageArriveWholeAndCounted() async throws {
         let recorder = StatisticsRecorder()
-        let (transport, peer) = try makePair(recorder)
+        let loop = try EventLoop(name: "transport-test")
+        defer { loop.shutdown() }
+        let (transport, peer) = try makePair(recorder, loop: loop)
         defer {
             transport.close()
             Glibc.close(peer)
@@ -39,7 +41,9 @@ import Glibc
     }
 
     @Test func commandsAreWrittenAsH4Packets() throws {
-        let (transport, peer) = try makePair()
+        let loop = try EventLoop(name: "transport-test")
+        defer { loop.shutdown() }
+        let (transport, peer) = try makePair(loop: loop)
         defer {
             transport.close()
             Glibc.close(peer)
@@ -51,7 +55,9 @@ import Glibc
     }
 
     @Test func closeUnblocksTheReaderAndEndsTheStreamWithoutACause() async throws {
-        let (transport, peer) = try makePair()
+        let loop = try EventLoop(name: "transport-test")
+        defer { loop.shutdown() }
+        let (transport, peer) = try makePair(loop: loop)
         defer { Glibc.close(peer) }
         // The peer sends nothing: the reader is blocked until close() wakes it.
         transport.close()
@@ -65,7 +71,9 @@ import Glibc
     }
 
     @Test func thePeerClosingIsReportedWithItsCause() async throws {
-        let (transport, peer) = try makePair()
+        let loop = try EventLoop(name: "transport-test")
+        defer { loop.shutdown() }
+        let (transport, peer) = try makePair(loop: loop)
         Glibc.close(peer)
         let cause = try await first("closed", in: transport.incoming) { event -> RadioError? in
             if case .closed(let cause) = event { return cause }
@@ -78,7 +86,7 @@ import Glibc
     }
 
     /// A transport whose socket's send buffer is already full (the controller is not reading).
-    func makeFullPair() throws -> (FileDescriptorTransport, peer: Int32, filled: Int) {
+    func makeFullPair(loop: EventLoop) throws -> (FileDescriptorTransport, peer: Int32, filled: Int) {
         var fds: [Int32] = [-1, -1]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
         let chunk = [UInt8](repeating: 0xEE, count: 4096)
@@ -88,7 +96,7 @@ import Glibc
             if n <= 0 { break }
             filled += n
         }
-        return (try FileDescriptorTransport(fd: fds[0], device: "pair"), fds[1], filled)
+        return (try FileDescriptorTransport(fd: fds[0], device: "pair", loop: loop), fds[1], filled)
     }
 
     /// Reads `count` bytes from `fd` (poll with a deadline: a test must end even if they never come).
@@ -109,7 +117,9 @@ import Glibc
     /// lock across a blocking send of up to 2 s. Now a full socket queues the packet; the reader thread
     /// writes it once the controller reads, in order.
     @Test func sendOnAFullSocketQueuesInsteadOfBlocking() throws {
-        let (transport, peer, filled) = try makeFullPair()
+        let loop = try EventLoop(name: "transport-test")
+        defer { loop.shutdown() }
+        let (transport, peer, filled) = try makeFullPair(loop: loop)
         defer {
             transport.close()
             Glibc.close(peer)
@@ -125,7 +135,9 @@ import Glibc
     }
 
     @Test func aControllerThatNeverReadsFailsSendOnceTheQueueIsFull() throws {
-        let (transport, peer, _) = try makeFullPair()
+        let loop = try EventLoop(name: "transport-test")
+        defer { loop.shutdown() }
+        let (transport, peer, _) = try makeFullPair(loop: loop)
         defer {
             transport.close()
             Glibc.close(peer)
@@ -143,29 +155,16 @@ import Glibc
         #expect(error?.device == "pair")
     }
 
-    @Test func connectingToAMissingSocketNamesThePathAndErrno() {
-        let error = #expect(throws: RadioError.self) { _ = try RadioDevice.h4(path: "/nonexistent/bt.sock").open() }
+    @Test func connectingToAMissingSocketNamesThePathAndErrno() throws {
+        let loop = try EventLoop(name: "transport-test")
+        defer { loop.shutdown() }
+        let error = #expect(throws: RadioError.self) { _ = try RadioDevice.h4(path: "/nonexistent/bt.sock").open(loop: loop) }
         #expect(error?.device == "h4:/nonexistent/bt.sock")
         #expect(error?.operation == "connect")
         #expect(error?.errno?.rawValue == ENOENT)
         #expect(error?.kind == .unavailable)
-        let long = #expect(throws: RadioError.self) { _ = try RadioDevice.h4(path: "/" + String(repeating: "x", count: 200)).open() }
+        let long = #expect(throws: RadioError.self) { _ = try RadioDevice.h4(path: "/" + String(repeating: "x", count: 200)).open(loop: loop) }
         #expect(long?.message.contains("at most") == true)
-    }
-
-    /// A loop whose wake-up pipe could not be made (EMFILE) has no thread: the transport's error names
-    /// pipe and its errno, not pthread_create, which never ran.
-    @Test func aLoopWithoutItsWakePipeIsReportedAsPipeFailing() throws {
-        let loop = EventLoop(name: "no-pipe", wakePipe: { () throws(Errno) in throw Errno(rawValue: EMFILE) })
-        defer { loop.shutdown() }
-        #expect(loop.failure == EventLoop.StartFailure(call: "pipe", errno: Errno(rawValue: EMFILE)))
-        var fds: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
-        defer { Glibc.close(fds[1]) }
-        let error = #expect(throws: RadioError.self) { _ = try FileDescriptorTransport(fd: fds[0], device: "pair", loop: loop) }
-        #expect(error?.operation == "pipe")
-        #expect(error?.errno?.rawValue == EMFILE)
-        #expect(error?.device == "pair")
     }
 
     /// A UDP socket on loopback and a sender connected to it: a datagram socket that, unlike a UNIX
@@ -201,7 +200,9 @@ import Glibc
         let datagram = [UInt8](repeating: 0x04, count: 200)
         for _ in 0..<200 { _ = datagram.withUnsafeBytes { Glibc.send(sender, $0.baseAddress!, $0.count, 0) } }
         let recorder = StatisticsRecorder()
-        let transport = try FileDescriptorTransport(fd: receiver, device: "udp", recorder: recorder)
+        let loop = try EventLoop(name: "transport-test")
+        defer { loop.shutdown() }
+        let transport = try FileDescriptorTransport(fd: receiver, device: "udp", recorder: recorder, loop: loop)
         transport.close()
         _ = try await first("closed", in: transport.incoming) { event -> Bool? in
             if case .closed = event { return true }
@@ -221,7 +222,7 @@ import Glibc
             let packet: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, UInt8(index)]
             #expect(packet.withUnsafeBytes { Glibc.send(sender, $0.baseAddress!, $0.count, 0) } == packet.count)
         }
-        let loop = EventLoop(name: "batch-test")
+        let loop = try EventLoop(name: "batch-test")
         defer { loop.shutdown() }
         let (batches, batch) = AsyncStream<[H4Packet]>.makeStream()
         // Made on the loop, so that its first poll finds the receiver in place and every datagram queued.
