@@ -75,8 +75,24 @@ struct GatewayParts: Sendable {
         }
         let events = EventFanOut(sinks: [broker] + (mqtt.map { [$0] } ?? []))
 
-        // 3. The gateway's event loop, the executor of the panel, the radio and the manager.
+        // 3. The gateway's event loop, the executor of the panel, the radio and the manager. A later
+        // step that refuses the start (a missing LED chip) stops it again: no thread outlives a refusal.
         let loop = try startLoop()
+        do {
+            return try await assembleOnLoop(loop, config: config, board: board, state: state, problem: problem,
+                                            stateFile: stateFile, broker: broker, mqtt: mqtt, events: events,
+                                            logLevel: logLevel, logger: logger)
+        } catch {
+            loop.shutdown()
+            throw error
+        }
+    }
+
+    private static func assembleOnLoop(
+        _ loop: EventLoop, config: GatewayConfig, board: Board, state: GatewayState, problem: StateFileProblem?,
+        stateFile: StateFile, broker: SocketBroker, mqtt: MQTTBridge?, events: EventFanOut,
+        logLevel: SharedLogLevel, logger: Logger
+    ) async throws -> GatewayParts {
 
         // The front panel: a configured chip that is missing refuses the start (naming chip and errno).
         let (powerRequests, powerContinuation) = AsyncStream<PowerRequest>.makeStream(bufferingPolicy: .bufferingNewest(8))
