@@ -15,6 +15,13 @@ headless_units() {
             systemd-journal-catalog-update systemd-update-done systemd-rfkill; do
         ln -sf /dev/null "$root/etc/systemd/system/$masked.service"
     done
+    # Early units for what nothing here uses (DRM, EFI, FUSE, binfmt, debugfs, tracefs, huge pages):
+    # each is seconds of a loaded TCG boot, and the three boots are the default tier's longest stage.
+    for masked in modprobe@drm.service modprobe@efi_pstore.service modprobe@fuse.service systemd-pstore.service \
+            systemd-binfmt.service proc-sys-fs-binfmt_misc.automount sys-fs-fuse-connections.mount \
+            sys-kernel-debug.mount sys-kernel-tracing.mount dev-hugepages.mount; do
+        ln -sf /dev/null "$root/etc/systemd/system/$masked"
+    done
     mkdir -p "$root/etc/systemd/system-generators"
     for masked in systemd-gpt-auto-generator systemd-hibernate-resume-generator systemd-ssh-generator \
             systemd-tpm2-generator systemd-sysv-generator systemd-rc-local-generator systemd-getty-generator \
