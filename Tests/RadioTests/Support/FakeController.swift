@@ -27,6 +27,10 @@ final class FakeController: HCITransport {
 
     private struct State {
         var log: [HCICommand] = []
+        /// When each command of `log` was written.
+        var sentAt: [ContinuousClock.Instant] = []
+        /// When `reportFromAThread` injected each report.
+        var reportedAt: [ContinuousClock.Instant] = []
         var closed = false
         var responder: @Sendable (HCICommand) -> Response
     }
@@ -43,6 +47,12 @@ final class FakeController: HCITransport {
     }
 
     var log: [HCICommand] { state.withLock { $0.log } }
+    /// Every command with when it was written, in order.
+    var timedLog: [(command: HCICommand, at: ContinuousClock.Instant)] {
+        state.withLock { state in zip(state.log, state.sentAt).map { ($0, $1) } }
+    }
+    /// When each report of `reportFromAThread` was injected, in order.
+    var reportTimes: [ContinuousClock.Instant] { state.withLock { $0.reportedAt } }
 
     func setResponder(_ responder: @escaping @Sendable (HCICommand) -> Response) {
         state.withLock { $0.responder = responder }
@@ -58,6 +68,7 @@ final class FakeController: HCITransport {
                 throw RadioError(kind: .unavailable, device: device, operation: "send", message: "transport is closed")
             }
             state.log.append(command)
+            state.sentAt.append(.now)
             return state.responder(command)
         }
         sentSink.yield(command)
@@ -163,6 +174,7 @@ extension FakeController {
         try OSThread.spawn(name: "fake-reports") {
             let start = ContinuousClock.now
             while ContinuousClock.now - start < duration {
+                self.state.withLock { $0.reportedAt.append(.now) }
                 self.inject(Self.emptyReport)
                 usleep(50_000)
             }
