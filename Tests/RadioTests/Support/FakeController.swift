@@ -26,9 +26,8 @@ final class FakeController: HCITransport {
     private let state: Mutex<State>
 
     private struct State {
-        var log: [HCICommand] = []
-        /// When each command of `log` was written.
-        var sentAt: [ContinuousClock.Instant] = []
+        /// Every command with when it was written, in order.
+        var sent: [(command: HCICommand, at: ContinuousClock.Instant)] = []
         /// When `reportFromAThread` injected each report.
         var reportedAt: [ContinuousClock.Instant] = []
         var closed = false
@@ -46,11 +45,9 @@ final class FakeController: HCITransport {
         state = Mutex(State(responder: responder))
     }
 
-    var log: [HCICommand] { state.withLock { $0.log } }
+    var log: [HCICommand] { state.withLock { $0.sent.map(\.command) } }
     /// Every command with when it was written, in order.
-    var timedLog: [(command: HCICommand, at: ContinuousClock.Instant)] {
-        state.withLock { state in zip(state.log, state.sentAt).map { ($0, $1) } }
-    }
+    var timedLog: [(command: HCICommand, at: ContinuousClock.Instant)] { state.withLock { $0.sent } }
     /// When each report of `reportFromAThread` was injected, in order.
     var reportTimes: [ContinuousClock.Instant] { state.withLock { $0.reportedAt } }
 
@@ -67,8 +64,7 @@ final class FakeController: HCITransport {
             guard !state.closed else {
                 throw RadioError(kind: .unavailable, device: device, operation: "send", message: "transport is closed")
             }
-            state.log.append(command)
-            state.sentAt.append(.now)
+            state.sent.append((command, .now))
             return state.responder(command)
         }
         sentSink.yield(command)
